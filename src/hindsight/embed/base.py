@@ -1,0 +1,86 @@
+"""The embeddings seam: one required method, conveniences on top.
+
+A provider implements :meth:`Embeddings.embed_batch`; the base class adds
+query/document encoding, batching and normalisation. Providers register by name
+in :data:`registry` (built-ins the same way a plugin would).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from hindsight.errors import EmbeddingError, ValidationError
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embeddings(abc.ABC):
+    """Turns text into unit-length float32 vectors."""
+
+    #: Stored beside every vector; two stores agree only if this and
+    #: :attr:`dimension` match.
+    model_id: ClassVar[str]
+    dimension: ClassVar[int]
+    batch_size: int = 64
+
+    @abc.abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Embed a batch of texts; returns an array of shape (len(texts), dimension)."""
+
+    def encode_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed texts to be stored; normalised to unit length."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [
+            self.embed_batch(texts[i : i + self.batch_size])
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return _normalise(np.concatenate(parts, axis=0))
+
+    def encode_query(self, text: str) -> Vectors:
+        """Embed one search query; returns a 1-d unit vector.
+
+        Symmetric models embed queries like documents; asymmetric ones override.
+        """
+        return self.encode_documents([text])[0]
+
+
+def _normalise(vectors: Vectors) -> Vectors:
+    if vectors.ndim != 2:
+        raise EmbeddingError(f"provider returned an array of shape {vectors.shape}")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32, copy=False)
+
+
+Factory = Callable[[], Embeddings]
+
+
+class Registry:
+    """Embedding providers by name."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, Factory] = {}
+
+    def register(self, name: str, factory: Factory) -> None:
+        self._factories[name] = factory
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+    def create(self, name: str) -> Embeddings:
+        try:
+            factory = self._factories[name]
+        except KeyError:
+            raise ValidationError(
+                f"unknown embedding provider {name!r}; known: {', '.join(self.names())}"
+            ) from None
+        return factory()
+
+
+registry = Registry()

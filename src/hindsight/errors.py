@@ -1,0 +1,55 @@
+"""The one exception tree of hindsight.
+
+Every error the library raises on purpose derives from :class:`HindsightError`;
+each boundary (CLI, REST, MCP) maps these classes once::
+
+    HindsightError
+    ├── ValidationError        bad input: nothing was changed
+    ├── NotFoundError          no such memory, session or owner
+    ├── ConflictError          the write clashes with the store's state
+    │   └── EmbeddingMismatchError   vectors of another model or dimension
+    ├── StoreError             the store failed or is unreachable
+    ├── EmbeddingError         the embedding provider failed
+    └── MissingExtraError      an optional dependency is not installed
+"""
+
+from __future__ import annotations
+
+
+class HindsightError(Exception):
+    """Base of every error hindsight raises on purpose."""
+
+
+class ValidationError(HindsightError, ValueError):
+    """The input was invalid; the store was not changed."""
+
+
+class NotFoundError(HindsightError, LookupError):
+    """The memory, session or owner asked for does not exist."""
+
+
+class ConflictError(HindsightError):
+    """The operation clashes with what the store holds."""
+
+
+class EmbeddingMismatchError(ConflictError):
+    """The store holds vectors of another embedding model or dimension."""
+
+
+class StoreError(HindsightError):
+    """The store failed or could not be reached."""
+
+
+class EmbeddingError(HindsightError):
+    """The embedding provider failed."""
+
+
+class MissingExtraError(HindsightError, ImportError):
+    """An optional dependency is missing; the message says what to install."""
+
+    def __init__(self, extra: str, package: str) -> None:
+        super().__init__(
+            f"{package} is not installed: pip install 'agent-hindsight[{extra}]'"
+        )
+        self.extra = extra
+        self.package = package

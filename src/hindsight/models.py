@@ -1,0 +1,156 @@
+"""The data model: memories, turns, recall results and receipts.
+
+These are plain, typed values; the store persists them and the engine moves
+them around. Validation of user input happens in :mod:`hindsight.validate`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+class Kind(enum.StrEnum):
+    """What a long-term memory is."""
+
+    PREFERENCE = "preference"
+    FACT = "fact"
+    EXPERIENCE = "experience"
+    TOOL_RESULT = "tool_result"
+    EPISODE = "episode"  # a verbatim turn
+    SUMMARY = "summary"
+    REFLECTION = "reflection"
+
+
+class Source(enum.StrEnum):
+    """Who a memory came from: the basis of trust."""
+
+    USER = "user"
+    AGENT = "agent"
+    TOOL = "tool"
+    SYSTEM = "system"
+    IMPORT = "import"
+
+
+class Status(enum.StrEnum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    PENDING_REVIEW = "pending_review"
+    DELETED = "deleted"
+
+
+@dataclass(slots=True)
+class Provenance:
+    """Where a memory came from."""
+
+    source: Source = Source.USER
+    session_id: str | None = None
+    derived_from: list[str] = field(default_factory=list)  # memory or turn ids
+    speaker: str | None = None
+
+
+@dataclass(slots=True)
+class Memory:
+    """One long-term memory.
+
+    ``observed_at`` is when it was said (may lie in the past for imported
+    history); ``created_at``/``updated_at`` are when the store learnt it.
+    A fact that changes is superseded, never overwritten: the old row keeps its
+    content, gets ``valid_to`` and ``superseded_by``.
+    """
+
+    id: str
+    owner: str
+    kind: Kind
+    content: str
+    confidence: float
+    provenance: Provenance
+    observed_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    query_hints: list[str] = field(default_factory=list)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    last_accessed_at: datetime | None = None
+    access_count: int = 0
+    status: Status = Status.ACTIVE
+    embedding_model: str | None = None
+    attribute: str | None = None  # single-valued slot, e.g. "user.location"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Turn:
+    """One message of a conversation, as given to :meth:`Hindsight.retain`."""
+
+    role: str  # "user", "assistant", "tool", "system"
+    content: str
+    speaker: str | None = None  # a display name, e.g. "Caroline"
+    observed_at: datetime | None = None
+    tool_name: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ChannelHit:
+    """A result's place in one search channel."""
+
+    rank: int  # 1-based
+    score: float
+
+
+@dataclass(slots=True)
+class Explanation:
+    """Why a result came back, and how its score was made."""
+
+    channels: dict[str, ChannelHit]
+    fused: float
+    boosts: dict[str, float]
+    final: float
+    owner_weight: float = 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "channels": {
+                name: {"rank": hit.rank, "score": round(hit.score, 6)}
+                for name, hit in self.channels.items()
+            },
+            "fused": round(self.fused, 6),
+            "boosts": {name: round(v, 6) for name, v in self.boosts.items()},
+            "owner_weight": self.owner_weight,
+            "final": round(self.final, 6),
+        }
+
+
+@dataclass(slots=True)
+class RecallResult:
+    memory: Memory
+    score: float
+    explanation: Explanation
+
+
+@dataclass(slots=True)
+class RetainResult:
+    """What one retain call did."""
+
+    episodes: list[str] = field(default_factory=list)  # ids of verbatim turns kept
+    created: list[str] = field(default_factory=list)  # new extracted memories
+    updated: list[str] = field(default_factory=list)  # duplicates merged into existing
+    superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
+
+
+@dataclass(slots=True)
+class ForgetReceipt:
+    """Proof of a deletion: what was removed, when, and why."""
+
+    deleted_ids: list[str]
+    derived_ids: list[str]
+    at: datetime
+    criteria: dict[str, Any]
+
+    @property
+    def count(self) -> int:
+        return len(self.deleted_ids) + len(self.derived_ids)
