@@ -48,8 +48,6 @@ class MissingExtraError(HindsightError, ImportError):
     """An optional dependency is missing; the message says what to install."""
 
     def __init__(self, extra: str, package: str) -> None:
-        super().__init__(
-            f"{package} is not installed: pip install 'agent-hindsight[{extra}]'"
-        )
+        super().__init__(f"{package} is not installed: pip install 'agent-hindsight[{extra}]'")
         self.extra = extra
         self.package = package

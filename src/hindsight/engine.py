@@ -1,0 +1,642 @@
+"""The embedded engine: the library API every interface (CLI, REST, MCP) calls.
+
+``Hindsight`` ties the store, the embedder and the extractor together. Each
+public method validates its input first, so bad input changes nothing, and
+each write lands in one store transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from hindsight import validate
+from hindsight.config import Settings
+from hindsight.embed import Embeddings
+from hindsight.embed import registry as embedders
+from hindsight.errors import NotFoundError, ValidationError
+from hindsight.extract import Extracted, Extractor
+from hindsight.extract import registry as extractors
+from hindsight.models import (
+    ForgetReceipt,
+    Kind,
+    Memory,
+    Provenance,
+    RecallResult,
+    RetainResult,
+    Source,
+    Status,
+    Turn,
+    estimate_tokens,
+    new_id,
+)
+from hindsight.recall import Rerank, frequency_channel, pack, rank_channels, recency_channel, score
+from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
+from hindsight.transfer import memory_from_dict, memory_to_dict
+from hindsight.write import Candidate, plan
+
+MAX_K: Final = 1_000
+_ROLE_OF_SOURCE: Final = {
+    Source.USER: "user",
+    Source.AGENT: "assistant",
+    Source.TOOL: "tool",
+    Source.SYSTEM: "system",
+    Source.IMPORT: "user",
+}
+_SOURCE_OF_ROLE: Final = {
+    "user": Source.USER,
+    "assistant": Source.AGENT,
+    "tool": Source.TOOL,
+    "system": Source.SYSTEM,
+}
+# Extractions that should reach long-term memory at once, not at the next threshold.
+_EVENT_TAGS: Final = frozenset({"correction", "tool_failure"})
+
+
+class _Unset:
+    """Marks an argument that was not given, where None is a meaningful value."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = _Unset()
+
+
+class Hindsight:
+    """Long-term and working memory for agents, embedded in the calling process.
+
+    >>> hs = Hindsight()                                        # doctest: +SKIP
+    >>> hs.retain("user:alice", "I live in Paris and I love jazz.")  # doctest: +SKIP
+    >>> hs.recall("user:alice", "where does she live?")          # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        embedder: Embeddings | None = None,
+        extractor: Extractor | None = None,
+        store: Store | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.embedder = embedder or embedders.create(self.settings.embedding_provider)
+        self.extractor = extractor or extractors.create(self.settings.extractor)
+        self.store = store or open_store(
+            self.settings.database_path,
+            index_dir=self.settings.index_dir,
+            hnsw_threshold=self.settings.hnsw_threshold,
+            synchronous=self.settings.sqlite_synchronous,
+        )
+        self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
+        self._rerank = Rerank(half_life_days=self.settings.recency_half_life_days)
+        self._access: dict[str, int] = {}
+        self._access_lock = threading.Lock()
+        self._access_flushed = time.monotonic()
+
+    # -- lifecycle ---------------------------------------------------------------
+    def close(self) -> None:
+        self._flush_access(force=True)
+        self.store.close()
+
+    def __enter__(self) -> Hindsight:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- write path ----------------------------------------------------------------
+    def retain(
+        self,
+        owner: str,
+        content: str | None = None,
+        *,
+        messages: Sequence[Turn | Mapping[str, Any]] | None = None,
+        kind: Kind | str | None = None,
+        session_id: str | None = None,
+        source: Source | str = Source.USER,
+        observed_at: datetime | str | None = None,
+        confidence: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> RetainResult:
+        """Remember a message, a conversation, or (with ``kind``) one memory as given.
+
+        Without ``kind``, every turn is kept verbatim as an ``episode`` and the
+        extractor distils preferences, facts, corrections and tool results from it.
+        With ``kind``, ``content`` is stored as that kind directly.
+        """
+        owner = validate.owner(owner)
+        session_id = validate.session_id(session_id)
+        src = validate.choice(Source, source, field="source")
+        when = validate.timestamp(observed_at, field="observed_at")
+        meta = validate.metadata(metadata, limit=self.settings.max_metadata_bytes)
+        now = datetime.now(UTC)
+        if kind is not None:
+            if messages is not None:
+                raise ValidationError("give either messages or kind with content, not both")
+            memory = self._new_memory(
+                owner,
+                validate.choice(Kind, kind, field="kind"),
+                self._text(content),
+                confidence=validate.confidence(1.0 if confidence is None else confidence),
+                provenance=Provenance(source=src, session_id=session_id),
+                observed_at=when or now,
+                now=now,
+                metadata=meta,
+            )
+            return self._write([memory], now=now)
+        turns = self._turns(content, messages, src, when or now)
+        return self._retain_turns(owner, turns, session_id=session_id, now=now, metadata=meta)
+
+    def _retain_turns(
+        self,
+        owner: str,
+        turns: Sequence[Turn],
+        *,
+        session_id: str | None,
+        now: datetime,
+        metadata: dict[str, Any],
+    ) -> RetainResult:
+        episodes = [
+            self._new_memory(
+                owner,
+                Kind.EPISODE,
+                turn.content,
+                confidence=1.0,
+                provenance=Provenance(
+                    source=_SOURCE_OF_ROLE.get(turn.role, Source.USER),
+                    session_id=session_id,
+                    speaker=turn.speaker,
+                ),
+                observed_at=turn.observed_at or now,
+                now=now,
+                metadata={**metadata, **turn.metadata, "role": turn.role},
+            )
+            for turn in turns
+        ]
+        derived = [
+            self._from_extracted(owner, item, episodes[item.turn_index], now=now)
+            for item in self.extractor.extract(turns, subject="User")
+        ]
+        return self._write([*episodes, *derived], now=now)
+
+    def _from_extracted(
+        self, owner: str, item: Extracted, episode: Memory, *, now: datetime
+    ) -> Memory:
+        meta: dict[str, Any] = {"extractor": self.extractor.name}
+        if item.value is not None:
+            meta["value"] = item.value
+        if item.polarity != 1:
+            meta["polarity"] = item.polarity
+        if item.tags:
+            meta["tags"] = list(item.tags)
+        memory = self._new_memory(
+            owner,
+            item.kind,
+            item.content,
+            confidence=item.confidence,
+            provenance=Provenance(
+                source=episode.provenance.source,
+                session_id=episode.provenance.session_id,
+                speaker=episode.provenance.speaker,
+                derived_from=[episode.id],
+            ),
+            observed_at=episode.observed_at,
+            now=now,
+            metadata=meta,
+        )
+        memory.query_hints = list(item.query_hints)
+        memory.attribute = item.attribute
+        return memory
+
+    def _write(self, memories: Sequence[Memory], *, now: datetime) -> RetainResult:
+        vectors = self.embedder.encode_documents([m.content for m in memories])
+        candidates = [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
+        changes = plan(
+            self.store, candidates, dedupe_similarity=self.settings.dedupe_similarity, now=now
+        )
+        self.store.write(insert=changes.inserts, update=list(changes.updates.values()))
+        return changes.result
+
+    def _new_memory(
+        self,
+        owner: str,
+        kind: Kind,
+        content: str,
+        *,
+        confidence: float,
+        provenance: Provenance,
+        observed_at: datetime,
+        now: datetime,
+        metadata: dict[str, Any],
+    ) -> Memory:
+        return Memory(
+            id=new_id(),
+            owner=owner,
+            kind=kind,
+            content=content,
+            confidence=confidence,
+            provenance=provenance,
+            observed_at=observed_at,
+            created_at=now,
+            updated_at=now,
+            valid_from=observed_at,
+            embedding_model=self.embedder.model_id,
+            metadata=metadata,
+        )
+
+    def _text(self, value: object, field: str = "content") -> str:
+        return validate.text(value, field=field, limit=self.settings.max_content_chars)
+
+    def _turns(
+        self,
+        content: str | None,
+        messages: Sequence[Turn | Mapping[str, Any]] | None,
+        source: Source,
+        when: datetime,
+    ) -> list[Turn]:
+        if (content is None) == (messages is None):
+            raise ValidationError("give exactly one of content or messages")
+        if content is not None:
+            return [
+                Turn(role=_ROLE_OF_SOURCE[source], content=self._text(content), observed_at=when)
+            ]
+        assert messages is not None
+        if not messages:
+            raise ValidationError("messages is empty")
+        return [self._turn(m, i, when) for i, m in enumerate(messages)]
+
+    def _turn(self, message: Turn | Mapping[str, Any], index: int, when: datetime) -> Turn:
+        where = f"messages[{index}]"
+        if isinstance(message, Mapping):
+            unknown = set(message) - {
+                "role",
+                "content",
+                "speaker",
+                "observed_at",
+                "tool_name",
+                "metadata",
+            }
+            if unknown:
+                raise ValidationError(f"{where} has unknown fields: {', '.join(sorted(unknown))}")
+            message = Turn(
+                role=message.get("role", "user"),
+                content=message.get("content"),  # type: ignore[arg-type]  # validated below
+                speaker=message.get("speaker"),
+                observed_at=message.get("observed_at"),
+                tool_name=message.get("tool_name"),
+                metadata=message.get("metadata") or {},
+            )
+        if message.role not in _SOURCE_OF_ROLE:
+            raise ValidationError(
+                f"{where}.role must be one of {', '.join(_SOURCE_OF_ROLE)}, not {message.role!r}"
+            )
+        return Turn(
+            role=message.role,
+            content=self._text(message.content, f"{where}.content"),
+            speaker=None if message.speaker is None else self._text(message.speaker, "speaker"),
+            observed_at=validate.timestamp(message.observed_at, field=f"{where}.observed_at")
+            or when,
+            tool_name=message.tool_name,
+            metadata=validate.metadata(message.metadata, limit=self.settings.max_metadata_bytes),
+        )
+
+    # -- read path -----------------------------------------------------------------
+    def recall(
+        self,
+        owners: str | Sequence[str] | Mapping[str, float],
+        query: str,
+        *,
+        k: int = 10,
+        kinds: Sequence[Kind | str] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        min_confidence: float | None = None,
+        token_budget: int | None = None,
+        include_history: bool = False,
+    ) -> list[RecallResult]:
+        """The memories that best answer ``query``, each with why it came back.
+
+        ``owners`` may weigh namespaces, e.g. ``{"user:alice": 1.0, "shared:team": 0.5}``.
+        """
+        weights = self._owner_weights(owners)
+        query = self._text(query, "query")
+        k = validate.positive(k, field="k", maximum=MAX_K)
+        if token_budget is not None:
+            token_budget = validate.positive(token_budget, field="token_budget", maximum=10**7)
+        flt = Filter(
+            owners=list(weights),
+            kinds=[validate.choice(Kind, x, field="kind") for x in kinds] if kinds else None,
+            since=validate.timestamp(since, field="since"),
+            until=validate.timestamp(until, field="until"),
+            min_confidence=None
+            if min_confidence is None
+            else validate.confidence(min_confidence, field="min_confidence"),
+            current_only=not include_history,
+        )
+        n = max(self.settings.candidates, k * 2)
+        vector = self.embedder.encode_query(query)
+        channels = {
+            "dense": self.store.vector_search(flt, vector, n),
+            "bm25": self.store.keyword_search(flt, query, n),
+        }
+        ids = list(dict.fromkeys(mid for hits in channels.values() for mid, _ in hits))
+        found = {m.id: m for m in self.store.get(ids)}
+        candidates = list(found.values())
+        channels["recency"] = recency_channel(candidates)
+        channels["frequency"] = frequency_channel(candidates)
+        now = datetime.now(UTC)
+        ranked = score(
+            found,
+            rank_channels(channels),
+            rrf_k=self.settings.rrf_k,
+            owner_weights=weights,
+            now=now,
+            rerank=self._rerank,
+        )
+        results = pack(ranked, k=k, token_budget=token_budget)
+        self._note_access([r.memory.id for r in results])
+        return results
+
+    def _owner_weights(self, owners: str | Sequence[str] | Mapping[str, float]) -> dict[str, float]:
+        if isinstance(owners, str):
+            return {validate.owner(owners): 1.0}
+        if isinstance(owners, Mapping):
+            weights = {}
+            for name, weight in owners.items():
+                if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
+                    raise ValidationError(f"weight of owner {name!r} must be a positive number")
+                weights[validate.owner(name)] = float(weight)
+        else:
+            weights = {validate.owner(name): 1.0 for name in owners}
+        if not weights:
+            raise ValidationError("give at least one owner")
+        return weights
+
+    def _note_access(self, ids: Iterable[str]) -> None:
+        """Count recalls in memory; write them in batches off the hot path."""
+        with self._access_lock:
+            for mid in ids:
+                self._access[mid] = self._access.get(mid, 0) + 1
+        self._flush_access()
+
+    def _flush_access(self, *, force: bool = False) -> None:
+        with self._access_lock:
+            due = len(self._access) >= 256 or time.monotonic() - self._access_flushed > 5.0
+            if not self._access or not (force or due):
+                return
+            pending, self._access = self._access, {}
+            self._access_flushed = time.monotonic()
+        self.store.record_access(pending, datetime.now(UTC))
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory by id."""
+        found = self.store.get([memory_id]) if isinstance(memory_id, str) else []
+        if not found:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return found[0]
+
+    def list_memories(
+        self,
+        owner: str,
+        *,
+        kinds: Sequence[Kind | str] | None = None,
+        session_id: str | None = None,
+        include_history: bool = False,
+        status: Status | str = Status.ACTIVE,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """An owner's memories, newest observed first, a page at a time."""
+        flt = Filter(
+            owners=[validate.owner(owner)],
+            kinds=[validate.choice(Kind, x, field="kind") for x in kinds] if kinds else None,
+            session_id=validate.session_id(session_id),
+            statuses=(validate.choice(Status, status, field="status"),),
+            current_only=not include_history,
+        )
+        limit = validate.positive(limit, field="limit", maximum=MAX_K)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError("offset must be a non-negative integer")
+        return self.store.list_memories(flt, limit=limit, offset=offset)
+
+    def stats(self, owner: str | None = None) -> StoreStats:
+        return self.store.stats(None if owner is None else validate.owner(owner))
+
+    # -- update and forget -----------------------------------------------------------
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | _Unset = UNSET,
+        metadata: Mapping[str, Any] | _Unset = UNSET,
+        confidence: float | _Unset = UNSET,
+        query_hints: Sequence[str] | _Unset = UNSET,
+        status: Status | str | _Unset = UNSET,
+    ) -> Memory:
+        """Change a memory in place; new content is re-embedded."""
+        memory = self.get(memory_id)
+        vector = None
+        if not isinstance(content, _Unset):
+            memory.content = self._text(content)
+            vector = self.embedder.encode_documents([memory.content])[0]
+        if not isinstance(metadata, _Unset):
+            memory.metadata = validate.metadata(metadata, limit=self.settings.max_metadata_bytes)
+        if not isinstance(confidence, _Unset):
+            memory.confidence = validate.confidence(confidence)
+        if not isinstance(query_hints, _Unset):
+            if isinstance(query_hints, str):
+                raise ValidationError("query_hints must be a list of strings")
+            memory.query_hints = [self._text(h, "query hint") for h in query_hints]
+        if not isinstance(status, _Unset):
+            memory.status = validate.choice(Status, status, field="status")
+        memory.updated_at = datetime.now(UTC)
+        self.store.write(update=[(memory, vector)])
+        return memory
+
+    def forget(
+        self,
+        memory_id: str | None = None,
+        *,
+        owner: str | None = None,
+        session_id: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> ForgetReceipt:
+        """Delete one memory, or an owner's memories (optionally of one session or period).
+
+        What was derived only from deleted memories goes too; the receipt lists it all.
+        """
+        criteria: dict[str, Any]
+        if memory_id is not None:
+            if owner is not None or session_id is not None or since or until:
+                raise ValidationError("give a memory id, or an owner with filters, not both")
+            memory = self.get(memory_id)
+            owner, ids = memory.owner, [memory.id]
+            criteria = {"id": memory_id}
+        else:
+            if owner is None:
+                raise ValidationError("give a memory id or an owner")
+            flt = Filter(
+                owners=[validate.owner(owner)],
+                session_id=validate.session_id(session_id),
+                since=validate.timestamp(since, field="since"),
+                until=validate.timestamp(until, field="until"),
+                statuses=tuple(Status),
+                current_only=False,
+            )
+            ids = [m.id for m in self.store.iterate(flt)]
+            criteria = {
+                "owner": owner,
+                "session_id": session_id,
+                "since": flt.since,
+                "until": flt.until,
+            }
+            if since is None and until is None:
+                self._clear_working(owner, session_id)
+        derived = self.store.derived_closure(ids)
+        at = datetime.now(UTC)
+        receipt = {
+            "id": new_id("r"),
+            "at": at,
+            "owner": owner,
+            "criteria": criteria,
+            "deleted_ids": ids,
+            "derived_ids": derived,
+        }
+        self.store.delete([*ids, *derived], receipt=receipt)
+        return ForgetReceipt(deleted_ids=ids, derived_ids=derived, at=at, criteria=criteria)
+
+    def _clear_working(self, owner: str, session_id: str | None) -> None:
+        now = datetime.now(UTC)
+        sessions = (
+            [session_id] if session_id else [s for s, _, _ in self.store.wm_sessions(owner, now)]
+        )
+        for sid in sessions:
+            self.store.wm_clear(owner, sid)
+
+    # -- export and import -------------------------------------------------------------
+    def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
+        """Every memory of ``owner`` as a JSON-ready dict, oldest first (no vectors)."""
+        flt = Filter(
+            owners=[validate.owner(owner)], statuses=tuple(Status), current_only=not include_history
+        )
+        for memory in self.store.iterate(flt):
+            yield memory_to_dict(memory)
+
+    def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+        """Load exported dicts, re-embedding them; known ids are skipped.
+
+        Every record is checked before anything is written, so a bad line imports nothing.
+        """
+        memories = []
+        for line, record in enumerate(records, start=1):
+            try:
+                memory = memory_from_dict(record, limit=self.settings.max_content_chars)
+            except ValidationError as exc:
+                raise ValidationError(f"record {line}: {exc}") from None
+            memory.embedding_model = self.embedder.model_id
+            memories.append(memory)
+        known = {m.id for m in self.store.get([m.id for m in memories])}
+        fresh = [m for m in memories if m.id not in known]
+        vectors = self.embedder.encode_documents([m.content for m in fresh])
+        self.store.write(insert=list(zip(fresh, vectors, strict=True)))
+        return {"imported": len(fresh), "skipped": len(memories) - len(fresh)}
+
+    # -- working memory --------------------------------------------------------------
+    def observe(
+        self,
+        owner: str,
+        session_id: str,
+        content: str,
+        *,
+        role: str = "user",
+        speaker: str | None = None,
+        tool_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> RetainResult | None:
+        """Add a turn to a session's working memory.
+
+        The window moves to long-term memory when it passes the turn or token
+        threshold, or at once when the turn states a correction or a tool failure.
+        Returns what was retained then, else ``None``.
+        """
+        owner = validate.owner(owner)
+        sid = validate.session_id(session_id)
+        if sid is None:
+            raise ValidationError("session_id is required for working memory")
+        turn = self._turn(
+            {
+                "role": role,
+                "content": content,
+                "speaker": speaker,
+                "tool_name": tool_name,
+                "metadata": dict(metadata or {}),
+            },
+            0,
+            datetime.now(UTC),
+        )
+        now = datetime.now(UTC)
+        self.store.wm_append(
+            WorkingTurn(
+                seq=0,
+                owner=owner,
+                session_id=sid,
+                role=turn.role,
+                content=turn.content,
+                tokens=estimate_tokens(turn.content),
+                created_at=now,
+                expires_at=now + timedelta(seconds=self.settings.wm_ttl_seconds),
+                speaker=turn.speaker,
+                tool_name=turn.tool_name,
+                metadata=turn.metadata,
+            )
+        )
+        window = self.store.wm_window(owner, sid, now)
+        full = (
+            len(window) >= self.settings.wm_max_turns
+            or sum(t.tokens for t in window) >= self.settings.wm_max_tokens
+        )
+        event = any(
+            _EVENT_TAGS & set(e.tags) for e in self.extractor.extract([turn], subject="User")
+        )
+        return self.consolidate(owner, sid) if full or event else None
+
+    def window(self, owner: str, session_id: str) -> list[WorkingTurn]:
+        """A session's working memory, oldest first."""
+        sid = validate.session_id(session_id)
+        assert sid is not None
+        return self.store.wm_window(validate.owner(owner), sid, datetime.now(UTC))
+
+    def consolidate(self, owner: str, session_id: str) -> RetainResult:
+        """Move a session's working memory into long-term memory and clear the window."""
+        window = self.window(owner, session_id)
+        if not window:
+            return RetainResult()
+        turns = [
+            Turn(
+                role=t.role,
+                content=t.content,
+                speaker=t.speaker,
+                observed_at=t.created_at,
+                tool_name=t.tool_name,
+                metadata=t.metadata,
+            )
+            for t in window
+        ]
+        result = self._retain_turns(
+            owner, turns, session_id=session_id, now=datetime.now(UTC), metadata={}
+        )
+        self.store.wm_clear(owner, session_id, up_to_seq=window[-1].seq)
+        return result
+
+    def close_session(self, owner: str, session_id: str) -> RetainResult:
+        """End a session: consolidate what is left of its window."""
+        return self.consolidate(owner, session_id)
+
+    def purge_expired(self) -> int:
+        """Drop working-memory turns past their TTL; returns how many."""
+        return self.store.wm_purge_expired(datetime.now(UTC))

@@ -1,0 +1,92 @@
+"""The extraction seam: turn a conversation into structured memory candidates.
+
+An :class:`Extractor` reads turns and returns :class:`Extracted` statements; the
+engine decides what to store (dedupe, supersession, review). Providers register
+by name in :data:`registry`, built-ins the same way a plugin would.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from hindsight.errors import ValidationError
+from hindsight.models import Kind, Turn
+
+#: Kinds an extractor may produce; episodes are kept verbatim by the engine.
+EXTRACTABLE_KINDS = frozenset({Kind.PREFERENCE, Kind.FACT, Kind.EXPERIENCE, Kind.TOOL_RESULT})
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """One statement an extractor found in a turn.
+
+    ``content`` is standalone and third person ("Alice lives in Berlin").
+    ``attribute``/``value`` name a single-valued slot ("location" = "Berlin") so a
+    later statement filling the same slot can supersede this one; multi-valued
+    things (likes, experiences) leave them ``None``.
+    """
+
+    kind: Kind
+    content: str
+    confidence: float
+    turn_index: int
+    attribute: str | None = None
+    value: str | None = None
+    query_hints: tuple[str, ...] = ()
+    polarity: int = 1
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXTRACTABLE_KINDS:
+            raise ValidationError(f"an extractor cannot produce kind {self.kind!r}")
+        if not self.content.strip():
+            raise ValidationError("extracted content is empty")
+        if not (0.0 <= self.confidence <= 1.0) or math.isnan(self.confidence):
+            raise ValidationError(f"confidence {self.confidence!r} is outside 0..1")
+        if self.turn_index < 0:
+            raise ValidationError(f"turn_index {self.turn_index} is negative")
+        if self.polarity not in (1, -1):
+            raise ValidationError(f"polarity must be 1 or -1, not {self.polarity!r}")
+
+
+class Extractor(Protocol):
+    """Finds preferences, facts, experiences and tool results in turns.
+
+    ``subject`` names the speaker of turns that carry no ``speaker`` of their own
+    (the engine passes e.g. ``"User"``).
+    """
+
+    name: str
+
+    def extract(self, turns: Sequence[Turn], *, subject: str) -> list[Extracted]: ...
+
+
+ExtractorFactory = Callable[[], Extractor]
+
+
+class Registry:
+    """Extractors by name."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, ExtractorFactory] = {}
+
+    def register(self, name: str, factory: ExtractorFactory) -> None:
+        self._factories[name] = factory
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+    def create(self, name: str) -> Extractor:
+        try:
+            factory = self._factories[name]
+        except KeyError:
+            raise ValidationError(
+                f"unknown extractor {name!r}; known: {', '.join(self.names())}"
+            ) from None
+        return factory()
+
+
+registry = Registry()

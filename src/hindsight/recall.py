@@ -1,0 +1,136 @@
+"""Fusion, reranking and budget packing for recall: pure functions over channel rankings.
+
+A recall searches several channels, each giving a ranked list of memory ids.
+They are fused by weighted reciprocal rank (RRF, ``1 / (k + rank)``), then each
+candidate's fused score is multiplied by boosts for confidence, recency
+(exponential half-life) and access frequency, and by its owner's weight.
+Everything that went into a score is kept in its :class:`Explanation`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from hindsight.models import ChannelHit, Explanation, Memory, RecallResult, estimate_tokens
+
+# Relevance channels carry the signal; recency and frequency only reorder among
+# the candidates those channels found, so they weigh less.
+CHANNEL_WEIGHTS: Mapping[str, float] = {
+    "dense": 1.0,
+    "bm25": 1.0,
+    "recency": 0.25,
+    "frequency": 0.15,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rerank:
+    """How much confidence, recency and use may move a fused score."""
+
+    half_life_days: float = 30.0
+    confidence_floor: float = 0.7  # a memory of confidence 0 keeps 70% of its score
+    recency_weight: float = 0.1  # a brand-new memory gains up to 10%
+    access_weight: float = 0.05  # per natural-log unit of access count
+
+
+def rank_channels(
+    channels: Mapping[str, Sequence[tuple[str, float]]],
+) -> dict[str, dict[str, ChannelHit]]:
+    """Per channel, each memory id's 1-based rank and raw score."""
+    return {
+        name: {mid: ChannelHit(rank=i + 1, score=score) for i, (mid, score) in enumerate(hits)}
+        for name, hits in channels.items()
+    }
+
+
+def recency_channel(memories: Sequence[Memory]) -> list[tuple[str, float]]:
+    """Candidates ranked newest first by when they were observed."""
+    ordered = sorted(memories, key=lambda m: m.observed_at, reverse=True)
+    return [(m.id, m.observed_at.timestamp()) for m in ordered]
+
+
+def frequency_channel(memories: Sequence[Memory]) -> list[tuple[str, float]]:
+    """Candidates that were recalled before, most often first."""
+    used = [m for m in memories if m.access_count > 0]
+    used.sort(key=lambda m: m.access_count, reverse=True)
+    return [(m.id, float(m.access_count)) for m in used]
+
+
+def fuse(
+    ranked: Mapping[str, Mapping[str, ChannelHit]],
+    *,
+    k: int,
+    weights: Mapping[str, float] = CHANNEL_WEIGHTS,
+) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: sum over channels of ``w / (k + rank)``."""
+    fused: dict[str, float] = {}
+    for name, hits in ranked.items():
+        weight = weights.get(name, 1.0)
+        for mid, hit in hits.items():
+            fused[mid] = fused.get(mid, 0.0) + weight / (k + hit.rank)
+    return fused
+
+
+def boosts(memory: Memory, *, now: datetime, rerank: Rerank) -> dict[str, float]:
+    """Multiplicative factors for confidence, recency and use."""
+    age_days = max(0.0, (now - memory.observed_at).total_seconds() / 86_400)
+    return {
+        "confidence": rerank.confidence_floor + (1 - rerank.confidence_floor) * memory.confidence,
+        "recency": 1 + rerank.recency_weight * 0.5 ** (age_days / rerank.half_life_days),
+        "frequency": 1 + rerank.access_weight * math.log1p(memory.access_count),
+    }
+
+
+def score(
+    memories: Mapping[str, Memory],
+    ranked: Mapping[str, Mapping[str, ChannelHit]],
+    *,
+    rrf_k: int,
+    owner_weights: Mapping[str, float],
+    now: datetime,
+    rerank: Rerank,
+) -> list[RecallResult]:
+    """Fuse, rerank and explain; best first (ties broken by id for determinism)."""
+    fused = fuse(ranked, k=rrf_k)
+    results = []
+    for mid, base in fused.items():
+        memory = memories.get(mid)
+        if memory is None:
+            continue
+        factors = boosts(memory, now=now, rerank=rerank)
+        owner_weight = owner_weights.get(memory.owner, 1.0)
+        final = base * owner_weight * math.prod(factors.values())
+        explanation = Explanation(
+            channels={name: hits[mid] for name, hits in ranked.items() if mid in hits},
+            fused=base,
+            boosts=factors,
+            final=final,
+            owner_weight=owner_weight,
+        )
+        results.append(RecallResult(memory=memory, score=final, explanation=explanation))
+    results.sort(key=lambda r: (-r.score, r.memory.id))
+    return results
+
+
+def pack(
+    results: Sequence[RecallResult], *, k: int, token_budget: int | None
+) -> list[RecallResult]:
+    """The best ``k`` results whose contents fit in ``token_budget`` together.
+
+    A result too large for what is left is skipped, so smaller ones after it may still fit.
+    """
+    packed: list[RecallResult] = []
+    left = token_budget
+    for result in results:
+        if len(packed) == k:
+            break
+        if left is not None:
+            cost = estimate_tokens(result.memory.content)
+            if cost > left:
+                continue
+            left -= cost
+        packed.append(result)
+    return packed

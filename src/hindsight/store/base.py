@@ -1,0 +1,162 @@
+"""The storage seam: everything the engine asks of a backend.
+
+SQLite implements it now (:mod:`hindsight.store.sqlite`); PostgreSQL will
+implement the same interface. No SQL or driver import may appear outside this
+package (a test enforces it).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from hindsight.models import Kind, Memory, Status
+
+
+@dataclass(slots=True)
+class Filter:
+    """Which memories a read may see."""
+
+    owners: Sequence[str]
+    kinds: Sequence[Kind] | None = None
+    since: datetime | None = None  # on observed_at
+    until: datetime | None = None
+    min_confidence: float | None = None
+    statuses: Sequence[Status] = (Status.ACTIVE,)
+    current_only: bool = True  # hide superseded memories (valid_to set)
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class WorkingTurn:
+    """One entry of a session's working memory."""
+
+    seq: int
+    owner: str
+    session_id: str
+    role: str
+    content: str
+    tokens: int
+    created_at: datetime
+    expires_at: datetime
+    speaker: str | None = None
+    tool_name: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class StoreStats:
+    memories: int
+    by_kind: dict[str, int]
+    by_status: dict[str, int]
+    owners: int
+    working_turns: int
+    embedding_model: str | None
+    dimension: int | None
+    size_bytes: int
+
+
+class Store(abc.ABC):
+    """A long-term and working-memory backend."""
+
+    # -- lifecycle ---------------------------------------------------------
+    @abc.abstractmethod
+    def bind_embedding(self, model_id: str, dimension: int) -> None:
+        """Record the store's embedding model; refuse a different one."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # -- long-term memory --------------------------------------------------
+    @abc.abstractmethod
+    def write(
+        self,
+        *,
+        insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
+        update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
+    ) -> None:
+        """Insert and update memories in one transaction (all or nothing).
+
+        An update with a vector replaces the memory's vector; ``None`` keeps it.
+        """
+
+    @abc.abstractmethod
+    def get(self, ids: Sequence[str]) -> list[Memory]:
+        """The memories with these ids, in the given order, skipping unknown ones."""
+
+    @abc.abstractmethod
+    def list_memories(self, flt: Filter, *, limit: int, offset: int = 0) -> list[Memory]:
+        """Memories matching the filter, newest observed first."""
+
+    @abc.abstractmethod
+    def count(self, flt: Filter) -> int: ...
+
+    @abc.abstractmethod
+    def iterate(self, flt: Filter) -> Iterator[Memory]:
+        """Every memory matching the filter, oldest first (for export)."""
+
+    @abc.abstractmethod
+    def find_attribute(self, owner: str, kind: Kind, attribute: str) -> list[Memory]:
+        """Current (not superseded) active memories filling a single-valued attribute."""
+
+    @abc.abstractmethod
+    def find_exact(self, owner: str, kind: Kind, content: str) -> Memory | None:
+        """A current memory of this owner and kind with exactly this content."""
+
+    @abc.abstractmethod
+    def vector_search(
+        self, flt: Filter, query: npt.NDArray[np.float32], k: int
+    ) -> list[tuple[str, float]]:
+        """Memory ids and cosine similarities, best first, within the filter."""
+
+    @abc.abstractmethod
+    def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
+        """Memory ids and BM25 scores (higher is better), best first, within the filter."""
+
+    @abc.abstractmethod
+    def record_access(self, hits: dict[str, int], at: datetime) -> None:
+        """Add ``hits[id]`` to each memory's access count; set last_accessed_at."""
+
+    @abc.abstractmethod
+    def children(self, parent_ids: Sequence[str]) -> list[Memory]:
+        """Memories directly derived from any of these ids."""
+
+    @abc.abstractmethod
+    def derived_closure(self, ids: Sequence[str]) -> list[str]:
+        """Ids of memories derived, directly or transitively, from these ids only."""
+
+    @abc.abstractmethod
+    def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
+        """Remove memories, their vectors, index entries and links; keep the receipt."""
+
+    @abc.abstractmethod
+    def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]: ...
+
+    @abc.abstractmethod
+    def stats(self, owner: str | None = None) -> StoreStats: ...
+
+    # -- working memory ----------------------------------------------------
+    @abc.abstractmethod
+    def wm_append(self, turn: WorkingTurn) -> WorkingTurn:
+        """Append a turn; returns it with its sequence number."""
+
+    @abc.abstractmethod
+    def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
+        """A session's unexpired turns, oldest first."""
+
+    @abc.abstractmethod
+    def wm_clear(self, owner: str, session_id: str, *, up_to_seq: int | None = None) -> int:
+        """Drop a session's turns (all, or those with seq <= up_to_seq); returns how many."""
+
+    @abc.abstractmethod
+    def wm_sessions(self, owner: str, now: datetime) -> list[tuple[str, int, int]]:
+        """Open sessions of an owner: (session id, turns, tokens)."""
+
+    @abc.abstractmethod
+    def wm_purge_expired(self, now: datetime) -> int: ...

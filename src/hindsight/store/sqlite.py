@@ -1,0 +1,649 @@
+"""The embedded store: one SQLite file in WAL mode, FTS5 for keywords, an ANN cache for vectors.
+
+SQLite is the source of truth. The vector index (:mod:`hindsight.store.vectors`)
+is a cache rebuilt or caught up from the ``vector_log`` whenever it is behind,
+so a killed writer never leaves rows and index disagreeing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from hindsight.errors import EmbeddingMismatchError, StoreError
+from hindsight.models import Kind, Memory, Provenance, Source, Status
+from hindsight.store.base import Filter, Store, StoreStats, WorkingTurn
+from hindsight.store.migrations import migrate
+from hindsight.store.vectors import VectorIndex
+
+_COLUMNS = (
+    "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "
+    "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
+    "last_accessed_at, access_count, status, embedding_model, attribute, metadata"
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Words too common to help a keyword search; dropping them keeps FTS5 from
+# scanning nearly every row on a large store.
+_STOPWORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have he her
+    him his how i if in into is it its me my of on or our she so than that the their them
+    then there these they this to was we were what when where which who whom why will with
+    would you your""".split()  # noqa: SIM905
+)
+_MAX_QUERY_TERMS = 32
+
+
+def _ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def _dt(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, tz=UTC)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def fts_text(memory: Memory) -> str:
+    """What keyword search sees: content, hints and the speaker's name."""
+    parts = [memory.content, *memory.query_hints]
+    if memory.provenance.speaker:
+        parts.append(memory.provenance.speaker)
+    return "\n".join(parts)
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 query: the words of ``text`` as quoted terms joined by OR."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    terms = list(dict.fromkeys(w for w in words if w not in _STOPWORDS))
+    if not terms:
+        terms = list(dict.fromkeys(words))
+    if not terms:
+        return None
+    return " OR ".join(f'"{t}"' for t in terms[:_MAX_QUERY_TERMS])
+
+
+class SQLiteStore(Store):
+    """The default backend. Thread-safe; several processes may share the file."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        index_dir: Path | None = None,
+        hnsw_threshold: int = 20_000,
+        synchronous: str = "NORMAL",
+    ) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                str(path), isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA synchronous={synchronous}")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            migrate(self._conn)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+        self.path = path
+        self._lock = threading.RLock()
+        self._index_dir = index_dir
+        self._hnsw_threshold = hnsw_threshold
+        self._index: VectorIndex | None = None
+        self._dimension: int | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+    def bind_embedding(self, model_id: str, dimension: int) -> None:
+        with self._tx():
+            rows = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+            if "embedding_model" not in rows:
+                self._conn.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)",
+                    [("embedding_model", model_id), ("dimension", str(dimension))],
+                )
+            elif rows["embedding_model"] != model_id or int(rows["dimension"]) != dimension:
+                raise EmbeddingMismatchError(
+                    f"this store holds vectors of {rows['embedding_model']} "
+                    f"({rows['dimension']}-d), not {model_id} ({dimension}-d); use the same "
+                    "model, or export, then import into a new store to re-embed"
+                )
+        self._dimension = dimension
+        self._index = VectorIndex(
+            self, dimension, directory=self._index_dir, hnsw_threshold=self._hnsw_threshold
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+            self._conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all or nothing."""
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"the store is busy or unwritable: {exc}") from exc
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"store query failed: {exc}") from exc
+
+    # -- long-term memory ------------------------------------------------------
+    def write(
+        self,
+        *,
+        insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
+        update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
+    ) -> None:
+        with self._tx() as conn:
+            for memory, vector in insert:
+                cur = conn.execute(
+                    f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 21)})",
+                    self._row(memory),
+                )
+                key = cur.lastrowid
+                assert key is not None
+                self._put_vector(conn, key, memory, vector)
+                conn.execute(
+                    "INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (key, fts_text(memory))
+                )
+                self._link(conn, memory)
+            for memory, maybe_vector in update:
+                row = conn.execute(
+                    "SELECT rowid FROM memories WHERE id = ?", (memory.id,)
+                ).fetchone()
+                if row is None:
+                    raise StoreError(f"memory {memory.id} vanished during the update")
+                key = row[0]
+                assignments = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(","))
+                conn.execute(
+                    f"UPDATE memories SET {assignments} WHERE rowid = ?", (*self._row(memory), key)
+                )
+                conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (key,))
+                conn.execute(
+                    "INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (key, fts_text(memory))
+                )
+                conn.execute("DELETE FROM derivations WHERE child = ?", (memory.id,))
+                self._link(conn, memory)
+                if maybe_vector is not None:
+                    self._put_vector(conn, key, memory, maybe_vector)
+
+    def _put_vector(
+        self, conn: sqlite3.Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
+    ) -> None:
+        if self._dimension is None:
+            raise StoreError("bind_embedding() must be called before writing vectors")
+        if vector.shape != (self._dimension,):
+            raise EmbeddingMismatchError(
+                f"vector of shape {vector.shape} does not fit this {self._dimension}-d store"
+            )
+        blob = np.ascontiguousarray(vector, dtype="<f4").tobytes()
+        conn.execute(
+            "INSERT OR REPLACE INTO vectors (key, owner, model, dim, vec) VALUES (?, ?, ?, ?, ?)",
+            (key, memory.owner, memory.embedding_model or "", self._dimension, blob),
+        )
+        conn.execute(
+            "INSERT INTO vector_log (owner, key, op) VALUES (?, ?, 1)", (memory.owner, key)
+        )
+
+    @staticmethod
+    def _link(conn: sqlite3.Connection, memory: Memory) -> None:
+        conn.executemany(
+            "INSERT OR IGNORE INTO derivations (child, parent) VALUES (?, ?)",
+            [(memory.id, parent) for parent in memory.provenance.derived_from],
+        )
+
+    @staticmethod
+    def _row(m: Memory) -> tuple[Any, ...]:
+        return (
+            m.id,
+            m.owner,
+            m.kind.value,
+            m.content,
+            json.dumps(m.query_hints, ensure_ascii=False),
+            m.confidence,
+            m.provenance.source.value,
+            m.provenance.session_id,
+            m.provenance.speaker,
+            _ts(m.observed_at),
+            _ts(m.created_at),
+            _ts(m.updated_at),
+            _ts(m.valid_from),
+            _ts(m.valid_to),
+            m.superseded_by,
+            _ts(m.last_accessed_at),
+            m.access_count,
+            m.status.value,
+            m.embedding_model,
+            m.attribute,
+            json.dumps(m.metadata, ensure_ascii=False),
+        )
+
+    def _memories(self, rows: list[tuple[Any, ...]]) -> list[Memory]:
+        if not rows:
+            return []
+        ids = [r[0] for r in rows]
+        parents: dict[str, list[str]] = {}
+        for chunk in _chunks(ids):
+            for child, parent in self._read(
+                f"SELECT child, parent FROM derivations WHERE child IN ({_marks(chunk)}) "
+                "ORDER BY child, parent",
+                chunk,
+            ):
+                parents.setdefault(child, []).append(parent)
+        return [_memory(r, parents.get(r[0], [])) for r in rows]
+
+    def get(self, ids: Sequence[str]) -> list[Memory]:
+        found: dict[str, tuple[Any, ...]] = {}
+        for chunk in _chunks(list(ids)):
+            for row in self._read(
+                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({_marks(chunk)})", chunk
+            ):
+                found[row[0]] = row
+        return self._memories([found[i] for i in dict.fromkeys(ids) if i in found])
+
+    def list_memories(self, flt: Filter, *, limit: int, offset: int = 0) -> list[Memory]:
+        where, params = _where(flt)
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
+            "ORDER BY observed_at DESC, rowid DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )
+        return self._memories(rows)
+
+    def count(self, flt: Filter) -> int:
+        where, params = _where(flt)
+        return int(self._read(f"SELECT count(*) FROM memories m WHERE {where}", params)[0][0])
+
+    def iterate(self, flt: Filter) -> Iterator[Memory]:
+        where, params = _where(flt)
+        last = -1
+        while True:
+            rows = self._read(
+                f"SELECT rowid, {_COLUMNS} FROM memories m WHERE {where} AND rowid > ? "
+                "ORDER BY rowid LIMIT 500",
+                (*params, last),
+            )
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from self._memories([r[1:] for r in rows])
+
+    def find_attribute(self, owner: str, kind: Kind, attribute: str) -> list[Memory]:
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND attribute = ? "
+            "AND status = 'active' AND valid_to IS NULL ORDER BY observed_at",
+            (owner, kind.value, attribute),
+        )
+        return self._memories(rows)
+
+    def find_exact(self, owner: str, kind: Kind, content: str) -> Memory | None:
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND content = ? "
+            "AND status = 'active' AND valid_to IS NULL LIMIT 1",
+            (owner, kind.value, content),
+        )
+        found = self._memories(rows)
+        return found[0] if found else None
+
+    # -- search ----------------------------------------------------------------
+    def vector_search(
+        self, flt: Filter, query: npt.NDArray[np.float32], k: int
+    ) -> list[tuple[str, float]]:
+        if self._index is None:
+            raise StoreError("bind_embedding() must be called before searching vectors")
+        where, params = _where(flt)
+        fetch = max(k * 4, 64)
+        while True:
+            hits: list[tuple[int, float]] = []
+            exhausted = True
+            for owner in flt.owners:
+                found = self._index.search(owner, query, fetch)
+                exhausted &= len(found) < fetch
+                hits.extend(found)
+            sims = dict(hits)
+            allowed: list[tuple[str, int]] = []
+            for chunk in _chunks(list(sims)):
+                allowed.extend(
+                    self._read(
+                        f"SELECT id, rowid FROM memories m WHERE rowid IN ({_marks(chunk)}) "
+                        f"AND {where}",
+                        (*chunk, *params),
+                    )
+                )
+            if len(allowed) >= k or exhausted:
+                ranked = sorted(((mid, sims[key]) for mid, key in allowed), key=lambda h: -h[1])
+                return ranked[:k]
+            fetch *= 4  # a narrow filter rejected most hits: look further
+
+    def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
+        match = fts_query(query)
+        if match is None:
+            return []
+        where, params = _where(flt)
+        rows = self._read(
+            "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts) LIMIT ?",
+            (match, *params, k),
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    # -- VectorSource, for the index ---------------------------------------------
+    def vector_snapshot(
+        self, owner: str
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], int]:
+        with self._lock:
+            head = self.vector_log_head()
+            rows = self._read("SELECT key, vec FROM vectors WHERE owner = ? ORDER BY key", (owner,))
+        dim = self._dimension or 0
+        keys = np.array([r[0] for r in rows], dtype=np.int64)
+        if rows:
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
+        else:
+            matrix = np.zeros((0, dim), dtype=np.float32)
+        return keys, matrix.astype(np.float32), head
+
+    def vector_changes(
+        self, owner: str, after_seq: int
+    ) -> tuple[list[tuple[int, int, npt.NDArray[np.float32] | None]], int] | None:
+        # The log is never pruned yet, so it always reaches back to after_seq.
+        with self._lock:
+            head = self.vector_log_head()
+            rows = self._read(
+                "SELECT l.seq, l.key, l.op, v.vec FROM vector_log l "
+                "LEFT JOIN vectors v ON v.key = l.key "
+                "WHERE l.owner = ? AND l.seq > ? AND l.seq <= ? ORDER BY l.seq",
+                (owner, after_seq, head),
+            )
+        changes: list[tuple[int, int, npt.NDArray[np.float32] | None]] = []
+        for seq, key, op, blob in rows:
+            vector = None
+            if op == 1 and blob is not None:
+                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+            changes.append((seq, key, vector))
+        return changes, head
+
+    def vector_log_head(self) -> int:
+        row = self._read("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'")
+        return int(row[0][0]) if row else 0
+
+    # -- access, deletion ------------------------------------------------------
+    def record_access(self, hits: dict[str, int], at: datetime) -> None:
+        if not hits:
+            return
+        with self._tx() as conn:
+            conn.executemany(
+                "UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? "
+                "WHERE id = ?",
+                [(n, at.timestamp(), mid) for mid, n in hits.items()],
+            )
+
+    def children(self, parent_ids: Sequence[str]) -> list[Memory]:
+        ids: list[str] = []
+        for chunk in _chunks(list(parent_ids)):
+            ids.extend(
+                r[0]
+                for r in self._read(
+                    f"SELECT DISTINCT child FROM derivations WHERE parent IN ({_marks(chunk)})",
+                    chunk,
+                )
+            )
+        return self.get(ids)
+
+    def derived_closure(self, ids: Sequence[str]) -> list[str]:
+        gone = set(ids)
+        derived: list[str] = []
+        frontier = list(ids)
+        while frontier:
+            children: set[str] = set()
+            for chunk in _chunks(frontier):
+                children.update(
+                    r[0]
+                    for r in self._read(
+                        f"SELECT child FROM derivations WHERE parent IN ({_marks(chunk)})", chunk
+                    )
+                )
+            frontier = []
+            for child in sorted(children - gone):
+                parents = {
+                    r[0]
+                    for r in self._read("SELECT parent FROM derivations WHERE child = ?", (child,))
+                }
+                if parents <= gone:
+                    gone.add(child)
+                    derived.append(child)
+                    frontier.append(child)
+        return derived
+
+    def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
+        with self._tx() as conn:
+            for chunk in _chunks(list(ids)):
+                rows = conn.execute(
+                    f"SELECT rowid, owner FROM memories WHERE id IN ({_marks(chunk)})", chunk
+                ).fetchall()
+                for key, owner in rows:
+                    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (key,))
+                    conn.execute("DELETE FROM vectors WHERE key = ?", (key,))
+                    conn.execute(
+                        "INSERT INTO vector_log (owner, key, op) VALUES (?, ?, 0)", (owner, key)
+                    )
+                marks = _marks(chunk)
+                conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM derivations WHERE child IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM derivations WHERE parent IN ({marks})", chunk)
+                conn.execute(
+                    f"UPDATE memories SET superseded_by = NULL WHERE superseded_by IN ({marks})",
+                    chunk,
+                )
+            conn.execute(
+                "INSERT INTO receipts (id, at, owner, criteria, deleted_ids, derived_ids) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    receipt["id"],
+                    receipt["at"].timestamp(),
+                    receipt.get("owner"),
+                    json.dumps(receipt["criteria"], default=str),
+                    json.dumps(receipt["deleted_ids"]),
+                    json.dumps(receipt["derived_ids"]),
+                ),
+            )
+
+    def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"
+        params: tuple[Any, ...] = ()
+        if owner is not None:
+            sql += " WHERE owner = ?"
+            params = (owner,)
+        rows = self._read(sql + " ORDER BY at DESC LIMIT ?", (*params, limit))
+        return [
+            {
+                "id": r[0],
+                "at": _dt(r[1]),
+                "owner": r[2],
+                "criteria": json.loads(r[3]),
+                "deleted_ids": json.loads(r[4]),
+                "derived_ids": json.loads(r[5]),
+            }
+            for r in rows
+        ]
+
+    def stats(self, owner: str | None = None) -> StoreStats:
+        cond, params = ("WHERE owner = ?", (owner,)) if owner else ("", ())
+        by_kind = dict(
+            self._read(f"SELECT kind, count(*) FROM memories {cond} GROUP BY kind", params)
+        )
+        by_status = dict(
+            self._read(f"SELECT status, count(*) FROM memories {cond} GROUP BY status", params)
+        )
+        owners = self._read(f"SELECT count(DISTINCT owner) FROM memories {cond}", params)[0][0]
+        wm = self._read(f"SELECT count(*) FROM working_memory {cond}", params)[0][0]
+        meta = dict(self._read("SELECT key, value FROM meta"))
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return StoreStats(
+            memories=sum(by_kind.values()),
+            by_kind=by_kind,
+            by_status=by_status,
+            owners=int(owners),
+            working_turns=int(wm),
+            embedding_model=meta.get("embedding_model"),
+            dimension=int(meta["dimension"]) if "dimension" in meta else None,
+            size_bytes=size,
+        )
+
+    # -- working memory --------------------------------------------------------
+    def wm_append(self, turn: WorkingTurn) -> WorkingTurn:
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO working_memory (owner, session_id, role, content, speaker, "
+                "tool_name, tokens, created_at, expires_at, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    turn.owner,
+                    turn.session_id,
+                    turn.role,
+                    turn.content,
+                    turn.speaker,
+                    turn.tool_name,
+                    turn.tokens,
+                    turn.created_at.timestamp(),
+                    turn.expires_at.timestamp(),
+                    json.dumps(turn.metadata, ensure_ascii=False),
+                ),
+            )
+            assert cur.lastrowid is not None
+            turn.seq = cur.lastrowid
+        return turn
+
+    def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
+        rows = self._read(
+            "SELECT seq, owner, session_id, role, content, tokens, created_at, expires_at, "
+            "speaker, tool_name, metadata FROM working_memory "
+            "WHERE owner = ? AND session_id = ? AND expires_at > ? ORDER BY seq",
+            (owner, session_id, now.timestamp()),
+        )
+        return [
+            WorkingTurn(
+                seq=r[0],
+                owner=r[1],
+                session_id=r[2],
+                role=r[3],
+                content=r[4],
+                tokens=r[5],
+                created_at=_dt(r[6]) or now,
+                expires_at=_dt(r[7]) or now,
+                speaker=r[8],
+                tool_name=r[9],
+                metadata=json.loads(r[10]),
+            )
+            for r in rows
+        ]
+
+    def wm_clear(self, owner: str, session_id: str, *, up_to_seq: int | None = None) -> int:
+        with self._tx() as conn:
+            sql = "DELETE FROM working_memory WHERE owner = ? AND session_id = ?"
+            params: tuple[Any, ...] = (owner, session_id)
+            if up_to_seq is not None:
+                sql += " AND seq <= ?"
+                params += (up_to_seq,)
+            return conn.execute(sql, params).rowcount
+
+    def wm_sessions(self, owner: str, now: datetime) -> list[tuple[str, int, int]]:
+        rows = self._read(
+            "SELECT session_id, count(*), sum(tokens) FROM working_memory "
+            "WHERE owner = ? AND expires_at > ? GROUP BY session_id ORDER BY max(seq) DESC",
+            (owner, now.timestamp()),
+        )
+        return [(r[0], int(r[1]), int(r[2])) for r in rows]
+
+    def wm_purge_expired(self, now: datetime) -> int:
+        with self._tx() as conn:
+            return conn.execute(
+                "DELETE FROM working_memory WHERE expires_at <= ?", (now.timestamp(),)
+            ).rowcount
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" * len(values))
+
+
+def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+def _where(flt: Filter) -> tuple[str, list[Any]]:
+    """The SQL condition (on table alias ``m``) and parameters of a filter."""
+    clauses = [f"m.owner IN ({_marks(flt.owners)})"]
+    params: list[Any] = list(flt.owners)
+    if flt.kinds:
+        clauses.append(f"m.kind IN ({_marks(flt.kinds)})")
+        params.extend(k.value for k in flt.kinds)
+    if flt.statuses:
+        clauses.append(f"m.status IN ({_marks(flt.statuses)})")
+        params.extend(s.value for s in flt.statuses)
+    if flt.since is not None:
+        clauses.append("m.observed_at >= ?")
+        params.append(flt.since.timestamp())
+    if flt.until is not None:
+        clauses.append("m.observed_at <= ?")
+        params.append(flt.until.timestamp())
+    if flt.min_confidence is not None:
+        clauses.append("m.confidence >= ?")
+        params.append(flt.min_confidence)
+    if flt.current_only:
+        clauses.append("m.valid_to IS NULL")
+    if flt.session_id is not None:
+        clauses.append("m.session_id = ?")
+        params.append(flt.session_id)
+    return " AND ".join(clauses), params
+
+
+def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
+    return Memory(
+        id=r[0],
+        owner=r[1],
+        kind=Kind(r[2]),
+        content=r[3],
+        query_hints=json.loads(r[4]),
+        confidence=r[5],
+        provenance=Provenance(
+            source=Source(r[6]), session_id=r[7], speaker=r[8], derived_from=derived_from
+        ),
+        observed_at=_dt(r[9]) or _now(),
+        created_at=_dt(r[10]) or _now(),
+        updated_at=_dt(r[11]) or _now(),
+        valid_from=_dt(r[12]),
+        valid_to=_dt(r[13]),
+        superseded_by=r[14],
+        last_accessed_at=_dt(r[15]),
+        access_count=r[16],
+        status=Status(r[17]),
+        embedding_model=r[18],
+        attribute=r[19],
+        metadata=json.loads(r[20]),
+    )

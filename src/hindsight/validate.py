@@ -1,0 +1,110 @@
+"""Checks on what users hand us; each failure is a ValidationError that says what was wrong."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from hindsight.errors import ValidationError
+
+OWNER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
+SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$")
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def owner(value: object) -> str:
+    if not isinstance(value, str) or not OWNER_RE.match(value):
+        raise ValidationError(
+            f"invalid owner {value!r}: expected 'namespace:name' such as 'user:alice', "
+            "'agent:planner' or 'shared:team-a' (lower-case namespace; name of letters, "
+            "digits and ._@+-, at most 128 characters)"
+        )
+    return value
+
+
+def session_id(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not SESSION_RE.match(value):
+        raise ValidationError(
+            f"invalid session id {value!r}: letters, digits and ._:@+-, at most 128 characters"
+        )
+    return value
+
+
+def text(value: object, *, field: str = "content", limit: int) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"{field} must be a string, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{field} is not valid UTF-8 text") from None
+    if "\x00" in value:
+        raise ValidationError(f"{field} contains a NUL character")
+    stripped = value.strip()
+    if not stripped:
+        raise ValidationError(f"{field} is empty")
+    if len(stripped) > limit:
+        raise ValidationError(f"{field} is {len(stripped)} characters; the limit is {limit}")
+    return stripped
+
+
+def choice(enum: type[E], value: object, *, field: str) -> E:
+    known = ", ".join(m.value for m in enum)
+    if not isinstance(value, str):
+        raise ValidationError(f"invalid {field} {value!r}: expected one of {known}")
+    try:
+        return enum(value)
+    except ValueError:
+        raise ValidationError(f"invalid {field} {value!r}: expected one of {known}") from None
+
+
+def timestamp(value: object, *, field: str) -> datetime | None:
+    """Accept a datetime or an ISO 8601 string; naive times are taken as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValidationError(
+                f"invalid {field} {value!r}: expected an ISO 8601 date or time, "
+                "e.g. 2024-05-01 or 2024-05-01T14:30:00Z"
+            ) from None
+    if not isinstance(value, datetime):
+        raise ValidationError(f"{field} must be a datetime or ISO 8601 string")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def confidence(value: object, *, field: str = "confidence") -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValidationError(f"{field} must be a number between 0 and 1, not {value!r}")
+    return float(value)
+
+
+def metadata(value: object, *, limit: int) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError("metadata must be a JSON object")
+    try:
+        encoded = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"metadata is not JSON-serialisable: {exc}") from None
+    if len(encoded.encode("utf-8")) > limit:
+        raise ValidationError(f"metadata is larger than {limit} bytes as JSON")
+    result: dict[str, Any] = json.loads(encoded)
+    return result
+
+
+def positive(value: object, *, field: str, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise ValidationError(f"{field} must be an integer between 1 and {maximum}")
+    return value

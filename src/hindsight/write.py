@@ -1,0 +1,194 @@
+"""The write path's decisions: keep, merge into an existing memory, or supersede.
+
+:func:`plan` turns candidate memories (verbatim episodes and extracted ones,
+already embedded) into one :class:`Plan` of inserts and updates that the store
+applies in a single transaction, so a failed retain changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from hindsight.models import Kind, Memory, RetainResult
+from hindsight.store import Filter, Store
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A memory about to be written, with its vector."""
+
+    memory: Memory
+    vector: Vector
+
+
+@dataclass(slots=True)
+class Plan:
+    inserts: list[tuple[Memory, Vector]] = field(default_factory=list)
+    updates: dict[str, tuple[Memory, Vector | None]] = field(default_factory=dict)
+    result: RetainResult = field(default_factory=RetainResult)
+
+    def pending(self) -> list[Memory]:
+        return [m for m, _ in self.inserts] + [m for m, _ in self.updates.values()]
+
+
+def reinforce(existing: Memory, incoming: Memory, *, now: datetime) -> bool:
+    """Fold a repeated statement into the memory that already holds it.
+
+    Returns False when the statement comes from evidence the memory already
+    counts (the same turn retained again): that must not raise confidence.
+    """
+    if set(incoming.provenance.derived_from) <= set(existing.provenance.derived_from) and (
+        incoming.provenance.derived_from
+    ):
+        return False
+    gain = (1 - existing.confidence) * incoming.confidence * 0.5
+    existing.confidence = min(0.99, existing.confidence + gain)
+    existing.updated_at = now
+    for parent in incoming.provenance.derived_from:
+        if parent not in existing.provenance.derived_from:
+            existing.provenance.derived_from.append(parent)
+    for hint in incoming.query_hints:
+        if hint not in existing.query_hints:
+            existing.query_hints.append(hint)
+    return True
+
+
+def supersede(old: Memory, new: Memory, *, now: datetime) -> tuple[Memory, Memory]:
+    """Retire the older of two values of one attribute; returns (retired, current).
+
+    Imported history may arrive out of order: whichever was observed later wins.
+    """
+    retired, current = (old, new) if new.observed_at >= old.observed_at else (new, old)
+    retired.valid_to = current.observed_at
+    retired.superseded_by = current.id
+    retired.updated_at = now
+    current.valid_from = current.valid_from or current.observed_at
+    return retired, current
+
+
+def plan(
+    store: Store,
+    candidates: Sequence[Candidate],
+    *,
+    dedupe_similarity: float,
+    now: datetime,
+) -> Plan:
+    """Decide what each candidate does to the store."""
+    out = Plan()
+    kept: dict[str, str] = {}  # episode id -> id of the identical turn already stored
+    for cand in candidates:
+        memory = cand.memory
+        if memory.kind is Kind.EPISODE:
+            kept[memory.id] = _episode(store, out, cand)
+            continue
+        parents = memory.provenance.derived_from
+        memory.provenance.derived_from = [kept.get(p, p) for p in parents]
+        if _already_derived(store, memory, [p for p in parents if kept.get(p, p) != p]):
+            continue
+        twin = _find_twin(store, out, cand, dedupe_similarity)
+        if twin is not None:
+            if reinforce(twin, memory, now=now):
+                _stage_update(out, twin)
+                if twin.id not in out.result.updated:
+                    out.result.updated.append(twin.id)
+            continue
+        if memory.attribute:
+            for old in _holders(store, out, memory):
+                retired, current = supersede(old, memory, now=now)
+                if retired is old:
+                    _stage_update(out, old)
+                out.result.superseded.append((retired.id, current.id))
+        out.inserts.append((memory, cand.vector))
+        out.result.created.append(memory.id)
+    return out
+
+
+def _episode(store: Store, out: Plan, cand: Candidate) -> str:
+    """Keep a verbatim turn, unless this very turn (same session and time) is already kept.
+
+    Returns the id of the kept turn.
+    """
+    m = cand.memory
+    existing = store.find_exact(m.owner, Kind.EPISODE, m.content)
+    pending = [p for p in out.pending() if p.kind is Kind.EPISODE and p.content == m.content]
+    for other in ([existing] if existing else []) + pending:
+        same_turn = (
+            other.provenance.session_id == m.provenance.session_id
+            and other.observed_at == m.observed_at
+        )
+        if same_turn:
+            out.result.episodes.append(other.id)
+            return other.id
+    out.inserts.append((m, cand.vector))
+    out.result.episodes.append(m.id)
+    return m.id
+
+
+def _already_derived(store: Store, m: Memory, retained_again: Sequence[str]) -> bool:
+    """Whether a turn retained again already yielded this memory (even if since superseded)."""
+    if not retained_again:
+        return False
+    return any(
+        child.kind is m.kind and child.content == m.content
+        for child in store.children(m.provenance.derived_from)
+    )
+
+
+def _find_twin(store: Store, out: Plan, cand: Candidate, threshold: float) -> Memory | None:
+    """An existing or pending memory saying the same thing (same owner and kind)."""
+    m = cand.memory
+    for other, vector in [*out.inserts, *((p, v) for p, v in out.updates.values())]:
+        same = other.content == m.content or (
+            vector is not None and float(vector @ cand.vector) >= threshold
+        )
+        if same and other.owner == m.owner and other.kind is m.kind and _same_claim(other, m):
+            return other
+    exact = store.find_exact(m.owner, m.kind, m.content)
+    if exact is not None:
+        return _staged(out, exact)
+    flt = Filter(owners=[m.owner], kinds=[m.kind])
+    for mid, similarity in store.vector_search(flt, cand.vector, 3):
+        if similarity < threshold:
+            break
+        (found,) = store.get([mid])
+        if _same_claim(found, m):
+            return _staged(out, found)
+    return None
+
+
+def _same_claim(a: Memory, b: Memory) -> bool:
+    """Near-identical text about different attribute values is not a duplicate."""
+    if a.attribute and b.attribute and a.attribute == b.attribute:
+        return bool(a.metadata.get("value") == b.metadata.get("value"))
+    return bool(a.metadata.get("polarity", 1) == b.metadata.get("polarity", 1))
+
+
+def _holders(store: Store, out: Plan, m: Memory) -> list[Memory]:
+    """Current memories (stored or pending) of the same attribute with another value."""
+    assert m.attribute is not None
+    stored = [_staged(out, h) for h in store.find_attribute(m.owner, m.kind, m.attribute)]
+    pending = [p for p, _ in out.inserts if p.owner == m.owner and p.attribute == m.attribute]
+    value = m.metadata.get("value")
+    return [
+        h for h in [*stored, *pending] if h.valid_to is None and h.metadata.get("value") != value
+    ]
+
+
+def _staged(out: Plan, memory: Memory) -> Memory:
+    """The plan's copy of a stored memory, so several changes to it accumulate."""
+    if memory.id in out.updates:
+        return out.updates[memory.id][0]
+    return memory
+
+
+def _stage_update(out: Plan, memory: Memory) -> None:
+    if any(m is memory for m, _ in out.inserts):
+        return  # a pending insert: it is written as it stands now
+    out.updates.setdefault(memory.id, (memory, None))

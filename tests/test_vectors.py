@@ -1,0 +1,488 @@
+"""Tests of the per-owner vector index against an in-memory change log."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from hindsight.errors import EmbeddingMismatchError, ValidationError
+from hindsight.store.vectors import Change, VectorIndex
+
+DIM = 64
+Vectors = npt.NDArray[np.float32]
+
+
+class FakeSource:
+    """A VectorSource kept in memory: rows per owner plus one change log for all owners."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[int, Vectors]] = {}
+        self.log: list[tuple[int, str, int, Vectors | None]] = []
+        self.head = 0
+        self.pruned_upto = 0
+        self.calls: Counter[str] = Counter()
+        self._next_key = 1
+        self.lock = threading.RLock()  # a real store answers from one consistent read
+
+    def add(self, owner: str, vectors: Vectors) -> tuple[list[int], list[Change], int]:
+        """Insert rows; returns their keys, the owner's changes and the head before."""
+        with self.lock:
+            before = self.head
+            keys: list[int] = []
+            changes: list[Change] = []
+            for vector in vectors:
+                key = self._next_key
+                self._next_key += 1
+                self.put(owner, key, vector, changes)
+                keys.append(key)
+            return keys, changes, before
+
+    def put(
+        self, owner: str, key: int, vector: Vectors, changes: list[Change] | None = None
+    ) -> None:
+        with self.lock:
+            self.head += 1
+            self.rows.setdefault(owner, {})[key] = vector
+            self.log.append((self.head, owner, key, vector))
+            if changes is not None:
+                changes.append((self.head, key, vector))
+
+    def remove(self, owner: str, keys: list[int]) -> None:
+        with self.lock:
+            for key in keys:
+                self.head += 1
+                del self.rows[owner][key]
+                self.log.append((self.head, owner, key, None))
+
+    def prune(self) -> None:
+        """Drop the whole log, as a store that trims old entries would."""
+        self.pruned_upto = self.head
+        self.log.clear()
+
+    def live(self, owner: str) -> tuple[npt.NDArray[np.int64], Vectors]:
+        rows = self.rows.get(owner, {})
+        keys = np.array(sorted(rows), dtype=np.int64)
+        vectors = np.array([rows[k] for k in keys.tolist()], dtype=np.float32).reshape(-1, DIM)
+        return keys, vectors
+
+    # -- the VectorSource protocol --
+
+    def vector_snapshot(self, owner: str) -> tuple[npt.NDArray[np.int64], Vectors, int]:
+        with self.lock:
+            self.calls["snapshot"] += 1
+            keys, vectors = self.live(owner)
+            return keys, vectors, self.head
+
+    def vector_changes(self, owner: str, after_seq: int) -> tuple[list[Change], int] | None:
+        with self.lock:
+            self.calls["changes"] += 1
+            if after_seq < self.pruned_upto:
+                return None
+            changes = [(s, k, v) for s, o, k, v in self.log if o == owner and s > after_seq]
+            return changes, self.head
+
+    def vector_log_head(self) -> int:
+        with self.lock:
+            self.calls["head"] += 1
+            return self.head
+
+
+def clustered(rng: np.random.Generator, n: int, centers: Vectors) -> Vectors:
+    """Unit vectors scattered around cluster centres, roughly like text embeddings."""
+    picked = centers[rng.integers(0, len(centers), n)]
+    noise = rng.standard_normal((n, DIM)).astype(np.float32) / np.sqrt(DIM)
+    vectors: Vectors = (picked + noise).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+def make_centers(rng: np.random.Generator, n: int = 60) -> Vectors:
+    centers: Vectors = rng.standard_normal((n, DIM)).astype(np.float32)
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    return centers
+
+
+def brute_force(source: FakeSource, owner: str, query: Vectors, k: int) -> list[int]:
+    keys, vectors = source.live(owner)
+    scores = vectors @ query
+    top: list[int] = keys[np.argsort(-scores, kind="stable")[:k]].tolist()
+    return top
+
+
+def recall_at(
+    index: VectorIndex, source: FakeSource, owner: str, queries: Vectors, k: int
+) -> float:
+    found = 0
+    for query in queries:
+        truth = set(brute_force(source, owner, query, k))
+        found += len(truth & {key for key, _ in index.search(owner, query, k)})
+    return found / (k * len(queries))
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(42)
+
+
+@pytest.fixture
+def centers(rng: np.random.Generator) -> Vectors:
+    return make_centers(rng)
+
+
+@pytest.fixture(scope="module")
+def big() -> tuple[FakeSource, Vectors]:
+    """3,000 clustered vectors for owner "big", and queries drawn like them."""
+    rng = np.random.default_rng(7)
+    centers = make_centers(rng, 100)
+    source = FakeSource()
+    source.add("big", clustered(rng, 3000, centers))
+    return source, clustered(rng, 100, centers)
+
+
+# -- exact search ---------------------------------------------------------------------
+
+
+def test_exact_search_matches_brute_force(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 800, centers))
+    source.add("b", clustered(rng, 300, centers))
+    index = VectorIndex(source, DIM, directory=None)
+    for query in clustered(rng, 20, centers):
+        for owner in ("a", "b"):
+            result = index.search(owner, query, 10)
+            assert [key for key, _ in result] == brute_force(source, owner, query, 10)
+            keys, vectors = source.live(owner)
+            by_key = dict(zip(keys.tolist(), vectors, strict=True))
+            for key, similarity in result:
+                assert similarity == pytest.approx(float(by_key[key] @ query), abs=1e-5)
+    assert not index.is_hnsw("a")
+
+
+def test_small_owner_and_edge_cases(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    keys, _, _ = source.add("a", clustered(rng, 3, centers))
+    index = VectorIndex(source, DIM, directory=None)
+    query = clustered(rng, 1, centers)[0]
+    assert sorted(key for key, _ in index.search("a", query, 10)) == keys
+    assert index.search("a", query, 0) == []
+    assert index.search("nobody", query, 5) == []
+    with pytest.raises(ValidationError):
+        index.search("a", np.zeros(DIM + 1, dtype=np.float32), 5)
+
+
+def test_wrong_dimension_from_source_is_refused(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 5, centers))
+    index = VectorIndex(source, DIM * 2, directory=None)
+    with pytest.raises(EmbeddingMismatchError):
+        index.search("a", np.zeros(DIM * 2, dtype=np.float32), 5)
+
+
+def test_removed_and_replaced_vectors(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    vectors = clustered(rng, 600, centers)
+    keys, _, _ = source.add("a", vectors)
+    for threshold in (10_000, 100):  # exact, then HNSW
+        index = VectorIndex(source, DIM, directory=None, hnsw_threshold=threshold)
+        index.search("a", vectors[0], 1)
+        gone = keys[:50] if threshold == 10_000 else keys[50:100]
+        source.remove("a", gone)
+        for key in gone:
+            result = index.search("a", vectors[key - 1], 20)
+            assert not set(gone) & {k for k, _ in result}
+        assert index.count("a") == len(source.rows["a"])
+        # A key written again with another vector is found by the new one only.
+        moved = keys[200 if threshold == 10_000 else 201]
+        source.put("a", moved, vectors[300])
+        assert index.search("a", vectors[300], 2)[0][1] == pytest.approx(1.0, abs=1e-3)
+        assert moved in {k for k, _ in index.search("a", vectors[300], 2)}
+        assert index.count("a") == len(source.rows["a"])
+
+
+# -- HNSW -----------------------------------------------------------------------------
+
+
+def test_hnsw_recall(big: tuple[FakeSource, Vectors]) -> None:
+    source, queries = big
+    index = VectorIndex(source, DIM, directory=None, hnsw_threshold=500)
+    assert index.is_hnsw("big")
+    assert recall_at(index, source, "big", queries, 10) >= 0.95
+    result = index.search("big", queries[0], 50)
+    similarities = [s for _, s in result]
+    assert len(result) == 50
+    assert similarities == sorted(similarities, reverse=True)
+
+
+def test_crossing_the_threshold(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 450, centers))
+    index = VectorIndex(source, DIM, directory=None, hnsw_threshold=500)
+    assert not index.is_hnsw("a")
+    source.add("a", clustered(rng, 100, centers))
+    assert index.is_hnsw("a")
+    assert index.count("a") == 550
+    assert recall_at(index, source, "a", clustered(rng, 20, centers), 10) >= 0.95
+    # Shrinking below the threshold keeps the graph, and stays correct.
+    source.remove("a", sorted(source.rows["a"])[:200])
+    assert index.is_hnsw("a")
+    assert recall_at(index, source, "a", clustered(rng, 20, centers), 10) >= 0.95
+
+
+# -- catching up with the log -----------------------------------------------------------
+
+
+def test_catch_up_with_another_process(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 700, centers))
+    for threshold in (10_000, 500):
+        reader = VectorIndex(source, DIM, directory=None, hnsw_threshold=threshold)
+        writer = VectorIndex(source, DIM, directory=None, hnsw_threshold=threshold)
+        query = clustered(rng, 1, centers)[0]
+        reader.search("a", query, 5)
+        writer.search("a", query, 5)
+        new_keys, _, _ = source.add("a", query[None, :])
+        source.remove("a", [key for key, _ in writer.search("a", query, 3) if key not in new_keys])
+        result = reader.search("a", query, 10)
+        assert result[0][0] == new_keys[0]
+        assert [key for key, _ in result] == brute_force(source, "a", query, 10)
+
+
+def test_other_owners_changes_cost_no_rebuild(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 50, centers))
+    index = VectorIndex(source, DIM, directory=None)
+    query = clustered(rng, 1, centers)[0]
+    before = index.search("a", query, 5)
+    source.add("b", clustered(rng, 50, centers))
+    assert index.search("a", query, 5) == before
+    assert source.calls["snapshot"] == 1
+
+
+def test_notify_skips_rereading(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 50, centers))
+    index = VectorIndex(source, DIM, directory=None)
+    query = clustered(rng, 1, centers)[0]
+    index.search("a", query, 5)
+    keys, changes, before = source.add("a", query[None, :])
+    index.notify("a", changes, after_seq=before, head=source.head)
+    calls = source.calls["changes"]
+    assert index.search("a", query, 1)[0][0] == keys[0]
+    assert source.calls["changes"] == calls
+    # A notification that does not follow on is ignored; the log fills the gap.
+    source.add("a", clustered(rng, 1, centers))
+    keys, changes, before = source.add("a", (-query)[None, :])
+    index.notify("a", changes, after_seq=before, head=source.head)
+    assert index.search("a", -query, 1)[0][0] == keys[0]
+    assert index.count("a") == 53
+
+
+def test_pruned_log_rebuilds(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 100, centers))
+    index = VectorIndex(source, DIM, directory=None)
+    query = clustered(rng, 1, centers)[0]
+    index.search("a", query, 5)
+    keys, _, _ = source.add("a", query[None, :])
+    source.prune()
+    assert index.search("a", query, 1)[0][0] == keys[0]
+    assert source.calls["snapshot"] == 2
+
+
+def test_concurrent_searches_and_writes(rng: np.random.Generator, centers: Vectors) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 400, centers))
+    index = VectorIndex(source, DIM, directory=None, hnsw_threshold=500)
+    queries = clustered(rng, 50, centers)
+    errors: list[BaseException] = []
+    assert index.count("a") == 400
+
+    def search() -> None:
+        try:
+            for query in queries:
+                assert len(index.search("a", query, 10)) == 10
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for batch in np.array_split(clustered(rng, 300, centers), 10):
+        source.add("a", batch)
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert index.count("a") == 700 and index.is_hnsw("a")
+
+
+# -- persistence ------------------------------------------------------------------------
+
+
+def saved_index(source: FakeSource, directory: Path) -> None:
+    index = VectorIndex(source, DIM, directory=directory, hnsw_threshold=500)
+    index.search("big", np.ones(DIM, dtype=np.float32) / np.sqrt(DIM), 1)
+    index.close()
+
+
+@pytest.fixture
+def persisted(big: tuple[FakeSource, Vectors], tmp_path: Path) -> tuple[FakeSource, Path]:
+    """A copy of the big source whose graph was saved in tmp_path."""
+    source = FakeSource()
+    keys, vectors = big[0].live("big")
+    for key, vector in zip(keys.tolist(), vectors, strict=True):
+        source.put("big", key, vector)
+    source._next_key = int(keys.max()) + 1
+    saved_index(source, tmp_path)
+    source.calls.clear()
+    return source, tmp_path
+
+
+def reopened(source: FakeSource, directory: Path) -> VectorIndex:
+    return VectorIndex(source, DIM, directory=directory, hnsw_threshold=500)
+
+
+def test_round_trip_needs_no_rebuild(
+    persisted: tuple[FakeSource, Path], big: tuple[FakeSource, Vectors]
+) -> None:
+    source, directory = persisted
+    assert len(list(directory.glob("*.usearch"))) == 1
+    assert len(list(directory.glob("*.json"))) == 1
+    assert not list(directory.glob("*.tmp"))
+    index = reopened(source, directory)
+    assert index.is_hnsw("big")
+    assert recall_at(index, source, "big", big[1], 10) >= 0.95
+    assert source.calls["snapshot"] == 0
+    assert source.calls["changes"] == 0
+
+
+def test_stale_sidecar_replays(
+    persisted: tuple[FakeSource, Path], rng: np.random.Generator
+) -> None:
+    source, directory = persisted
+    query = clustered(rng, 1, make_centers(rng))[0]
+    keys, _, _ = source.add("big", query[None, :])
+    source.remove("big", sorted(source.rows["big"])[:10])
+    index = reopened(source, directory)
+    result = index.search("big", query, 10)
+    assert result[0][0] == keys[0]
+    assert index.count("big") == 2991
+    assert source.calls["snapshot"] == 0 and source.calls["changes"] == 1
+    # Saving again after changes of other owners only rewrites the sidecar.
+    index.save("big")
+    index_file = next(directory.glob("*.usearch"))
+    mtime = index_file.stat().st_mtime_ns
+    source.add("other", query[None, :])
+    index.search("big", query, 1)
+    index.save("big")
+    assert index_file.stat().st_mtime_ns == mtime
+    source.calls.clear()
+    again = reopened(source, directory)
+    assert again.search("big", query, 1)[0][0] == keys[0]
+    assert source.calls["snapshot"] == 0 and source.calls["changes"] == 0
+
+
+def damage_truncate(index_file: Path, sidecar: Path) -> None:
+    index_file.write_bytes(index_file.read_bytes()[:1000])
+
+
+def damage_flip(index_file: Path, sidecar: Path) -> None:
+    data = bytearray(index_file.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    index_file.write_bytes(bytes(data))
+
+
+def damage_ahead(index_file: Path, sidecar: Path) -> None:
+    meta = json.loads(sidecar.read_text())
+    meta["seq"] += 10
+    sidecar.write_text(json.dumps(meta))
+
+
+def damage_dimension(index_file: Path, sidecar: Path) -> None:
+    meta = json.loads(sidecar.read_text())
+    meta["dimension"] = DIM * 2
+    sidecar.write_text(json.dumps(meta))
+
+
+def damage_sidecar_garbage(index_file: Path, sidecar: Path) -> None:
+    sidecar.write_text("{not json")
+
+
+def damage_no_sidecar(index_file: Path, sidecar: Path) -> None:
+    sidecar.unlink()
+
+
+def damage_no_index(index_file: Path, sidecar: Path) -> None:
+    index_file.unlink()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        damage_truncate,
+        damage_flip,
+        damage_ahead,
+        damage_dimension,
+        damage_sidecar_garbage,
+        damage_no_sidecar,
+        damage_no_index,
+    ],
+)
+def test_untrustworthy_files_rebuild(
+    damage: object, persisted: tuple[FakeSource, Path], big: tuple[FakeSource, Vectors]
+) -> None:
+    source, directory = persisted
+    index_file = next(directory.glob("*.usearch"))
+    assert callable(damage)
+    damage(index_file, index_file.with_suffix(".json"))
+    index = reopened(source, directory)
+    assert recall_at(index, source, "big", big[1][:30], 10) >= 0.95
+    assert source.calls["snapshot"] == 1
+    # The rebuilt graph is saved again and then trusted.
+    index.close()
+    source.calls.clear()
+    assert reopened(source, directory).count("big") == 3000
+    assert source.calls["snapshot"] == 0
+
+
+def test_crash_between_index_and_sidecar(
+    persisted: tuple[FakeSource, Path], rng: np.random.Generator
+) -> None:
+    source, directory = persisted
+    sidecar = next(directory.glob("*.json"))
+    old_sidecar = sidecar.read_bytes()
+    query = clustered(rng, 1, make_centers(rng))[0]
+    keys, _, _ = source.add("big", query[None, :])
+    index = reopened(source, directory)
+    index.search("big", query, 1)
+    index.save("big")
+    sidecar.write_bytes(old_sidecar)  # the new index landed, the new sidecar did not
+    source.calls.clear()
+    assert reopened(source, directory).search("big", query, 1)[0][0] == keys[0]
+    assert source.calls["snapshot"] == 1
+
+
+def test_pruned_log_after_save_rebuilds(
+    persisted: tuple[FakeSource, Path], rng: np.random.Generator
+) -> None:
+    source, directory = persisted
+    query = clustered(rng, 1, make_centers(rng))[0]
+    keys, _, _ = source.add("big", query[None, :])
+    source.prune()
+    assert reopened(source, directory).search("big", query, 1)[0][0] == keys[0]
+    assert source.calls["snapshot"] == 1
+
+
+def test_drop_forgets_owner(persisted: tuple[FakeSource, Path]) -> None:
+    source, directory = persisted
+    index = reopened(source, directory)
+    assert index.count("big") == 3000
+    index.drop("big")
+    assert not list(directory.iterdir())
+    assert index.count("big") == 3000  # the rows are the store's: read again
+    assert source.calls["snapshot"] == 1
