@@ -141,6 +141,11 @@ _NOT_VALUES = _words(
 )
 
 
+_NOT_PLACES = _words("here there home nowhere somewhere everywhere work school") | {
+    "the future", "the past", "the moment"
+}
+
+
 def _third(text: str) -> str:
     """Swap first-person pronouns for third-person ones."""
     return _PRONOUNS.sub(lambda m: _PRONOUN_MAP[m.group(0).lower()], text)
@@ -173,7 +178,8 @@ def _value(raw: str, *, stop: re.Pattern[str] = _VALUE_STOP, max_words: int = _M
 
 
 def _place(raw: str) -> str:
-    return _value(raw, stop=_PLACE_STOP, max_words=6)
+    value = _value(raw, stop=_PLACE_STOP, max_words=6)
+    return "" if value.lower() in _NOT_PLACES else value
 
 
 def _hit(kind: Kind, content: str, confidence: float, **kw: object) -> Extracted:
@@ -256,6 +262,11 @@ _LIKE = _re(
 )
 _LIST = re.compile(r"[\w' -]{1,30}(?:, [\w' -]{1,30})*,? (?:and|or) [\w' -]{1,30}[.!]*")
 _NEVER = re.compile(r"(?!)")
+# "I love that idea", "I like the second option": about this chat, not the user
+_DEICTIC = _re(
+    r"(?:that|this|it|how|what|the way|your|you|those|these)\b|(?:the|that|this) (?:\w+ )?"
+    r"(?:one|option|version|answer|response|suggestion|idea|approach|solution)s?\b"
+)
 _HATES = frozenset({"hate", "detest", "loathe", "despise"})
 
 
@@ -275,7 +286,7 @@ def _favourite(text: str, name: str) -> list[Extracted]:
 
 
 def _dislike(text: str, name: str) -> list[Extracted]:
-    if not (m := _DISLIKE.match(text)) or not (val := _value(m["val"])):
+    if not (m := _DISLIKE.match(text)) or not (val := _value(m["val"])) or _DEICTIC.match(val):
         return []
     verb = m["verb"].lower()
     said = "hates" if verb in _HATES else "can't stand" if verb == "cannot stand" else "dislikes"
@@ -332,7 +343,7 @@ def _like(text: str, name: str) -> list[Extracted]:
     if not (m := _LIKE.match(text)):
         return []
     val = _value(m["val"], stop=_NEVER) if _LIST.fullmatch(m["val"]) else _value(m["val"])
-    if not val:
+    if not val or _DEICTIC.match(val):
         return []
     verb = m["verb"].lower()
     said = "is " + verb[3:] if verb.startswith("am ") else _third_verb(verb)
@@ -390,6 +401,7 @@ _NOT_JOB = _words(
     "partner introvert extrovert ambivert vegetarian christian libertarian leo scorpio "
     "virgo gemini cancer person woman man owner other newcomer"
 )
+_NOT_IDENTITY = _words("fan lover believer user customer person human mess bit joke")
 _VAGUE = _words("bit little lot tad kind sort few couple total complete real huge big")
 _JOB_CUT = re.compile(_STOP + r"|\s+(?:and|of|in|by|with|from|who|so|at|for)\b", _I)
 
@@ -554,7 +566,8 @@ def _i_am_a(text: str, name: str) -> list[Extracted]:
                 (f"where does {name} work", "employer"),
             )
         return out
-    if not (who := _value(m["val"], max_words=5)):
+    who = _value(m["val"], max_words=5)
+    if not who or who.lower() in _NOT_IDENTITY:
         return []
     return _fact(
         f"{name} is {m['art'].lower()} {_third(who)}", 0.55, None, None, (f"who is {name}",)
@@ -590,8 +603,9 @@ def _relation(text: str, name: str) -> list[Extracted]:
 def _have(text: str, name: str) -> list[Extracted]:
     if not (m := _HAVE.match(text)):
         return []
-    noun = f"{m['q'].lower()} {m['adj']}{m['noun']}"
-    return _fact(f"{name} has {noun}", 0.75, None, None, (f"does {name} have {m['noun']}",))
+    owned = _value(text[m.start("q"):], max_words=10) or f"{m['q']} {m['adj']}{m['noun']}"
+    return _fact(f"{name} has {_third(owned)}", 0.75, None, None,
+                 (f"does {name} have {m['noun']}",))
 
 
 # --- habits and experiences -------------------------------------------------------

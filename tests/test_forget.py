@@ -1,0 +1,111 @@
+"""Forget with cascade and receipts; update; export/import round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hindsight import Hindsight, Kind, NotFoundError, Settings, ValidationError
+from hindsight.embed import Embeddings
+from hindsight.store import Filter
+
+
+def _all(hs: Hindsight, owner: str) -> list[str]:
+    flt = Filter(owners=[owner], statuses=(), current_only=False)
+    return [m.id for m in hs.store.iterate(flt)]
+
+
+def test_forget_an_episode_cascades_to_what_was_derived_from_it(hs: Hindsight) -> None:
+    result = hs.retain("user:alice", "I live in Paris. I hate cilantro.")
+    (episode,) = result.episodes
+    receipt = hs.forget(episode)
+    assert receipt.deleted_ids == [episode]
+    assert sorted(receipt.derived_ids) == sorted(result.created)
+    assert _all(hs, "user:alice") == []
+    assert hs.recall("user:alice", "Paris cilantro") == []  # gone from both indexes
+    (kept,) = hs.store.receipts("user:alice")
+    assert kept["id"] and kept["deleted_ids"] == [episode]
+
+
+def test_a_memory_also_backed_by_another_turn_survives(hs: Hindsight) -> None:
+    first = hs.retain("user:alice", "I love jazz.")
+    hs.retain("user:alice", "I really love jazz.")
+    receipt = hs.forget(first.episodes[0])
+    assert receipt.derived_ids == []
+    (pref,) = hs.list_memories("user:alice", kinds=[Kind.PREFERENCE])
+    assert first.episodes[0] not in pref.provenance.derived_from
+
+
+def test_forget_a_session_or_a_period_or_everything(hs: Hindsight) -> None:
+    hs.retain("user:alice", "I love tea.", session_id="s1", observed_at="2024-01-01")
+    hs.retain("user:alice", "I love coffee.", session_id="s2", observed_at="2024-02-01")
+    hs.retain("user:alice", "I love cocoa.", session_id="s3", observed_at="2024-03-01")
+    hs.retain("user:bob", "I love tea.", session_id="s1")
+    hs.forget(owner="user:alice", session_id="s1")
+    assert all("tea" not in m.content for m in hs.list_memories("user:alice"))
+    hs.forget(owner="user:alice", since="2024-02-15")
+    assert {m.content for m in hs.list_memories("user:alice")} == {
+        "I love coffee.",
+        "User loves coffee",
+    }
+    receipt = hs.forget(owner="user:alice")
+    assert receipt.count == 2 and _all(hs, "user:alice") == []
+    assert len(_all(hs, "user:bob")) == 2  # other owners untouched
+
+
+def test_forget_clears_working_memory_of_the_session(hs: Hindsight) -> None:
+    hs.observe("user:alice", "s1", "hello there")
+    hs.forget(owner="user:alice", session_id="s1")
+    assert hs.window("user:alice", "s1") == []
+
+
+def test_forget_arguments(hs: Hindsight) -> None:
+    with pytest.raises(NotFoundError):
+        hs.forget("m_nope")
+    with pytest.raises(ValidationError):
+        hs.forget()
+    with pytest.raises(ValidationError):
+        hs.forget("m_x", owner="user:alice")
+
+
+def test_update_re_embeds_and_validates(hs: Hindsight) -> None:
+    (mid,) = hs.retain("user:alice", "Alice drives a red car", kind="fact").created
+    hs.update(mid, content="Alice rides a blue bicycle", metadata={"checked": True})
+    memory = hs.get(mid)
+    assert memory.content == "Alice rides a blue bicycle" and memory.metadata == {"checked": True}
+    (top, *_) = hs.recall("user:alice", "what does she cycle on", k=1)
+    assert top.memory.id == mid
+    before = hs.get(mid)
+    with pytest.raises(ValidationError):
+        hs.update(mid, confidence=2.0)
+    with pytest.raises(ValidationError):
+        hs.update(mid, content="")
+    assert hs.get(mid) == before
+
+
+def test_export_import_round_trip(hs: Hindsight, tmp_path, embedder: Embeddings) -> None:  # type: ignore[no-untyped-def]
+    hs.retain("user:alice", "I live in Paris.", observed_at="2024-01-01", session_id="s1")
+    hs.retain("user:alice", "I moved to Berlin.", observed_at="2024-06-01", metadata={"x": 1})
+    hs.retain("user:alice", "Alice keeps bees", kind="fact", confidence=0.4)
+    exported = [json.loads(json.dumps(r)) for r in hs.export("user:alice")]
+    assert len(exported) == len(_all(hs, "user:alice"))
+    other = Settings(home=tmp_path / "other", sqlite_synchronous="OFF")
+    with Hindsight(other, embedder=embedder) as fresh:
+        assert fresh.import_records(exported) == {"imported": len(exported), "skipped": 0}
+        assert fresh.import_records(exported) == {"imported": 0, "skipped": len(exported)}
+        again = [json.loads(json.dumps(r)) for r in fresh.export("user:alice")]
+        assert again == exported
+        facts = fresh.recall("user:alice", "where does the user live", kinds=["fact"])
+        assert "Berlin" in facts[0].memory.content  # supersession survived the trip
+        assert all("Paris" not in r.memory.content for r in facts)
+
+
+def test_import_checks_every_record_before_writing(hs: Hindsight) -> None:
+    hs.retain("user:alice", "Alice keeps bees", kind="fact")
+    good = list(hs.export("user:alice"))
+    hs.forget(owner="user:alice")
+    bad = {**good[0], "id": "m_other", "kind": "gossip"}
+    with pytest.raises(ValidationError, match="record 2"):
+        hs.import_records([good[0], bad])
+    assert _all(hs, "user:alice") == []

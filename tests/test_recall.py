@@ -1,0 +1,123 @@
+"""The read path: channels, fusion, filters, budget, explanations, isolation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from hindsight import Hindsight, Kind, ValidationError
+
+FACTS = [
+    ("Alice's cat is named Whiskers", "2024-01-05"),
+    ("The quarterly report is due on Friday", "2024-02-10"),
+    ("Alice is allergic to peanuts", "2024-03-15"),
+    ("The staging server runs Ubuntu 22.04 with kernel zx-9187", "2024-04-20"),
+    ("Alice plays the cello in a community orchestra", "2024-05-25"),
+]
+
+
+@pytest.fixture
+def alice(hs: Hindsight) -> Hindsight:
+    for text, day in FACTS:
+        hs.retain("user:alice", text, kind="fact", observed_at=day)
+    return hs
+
+
+def _contents(results: list) -> list[str]:  # type: ignore[type-arg]
+    return [r.memory.content for r in results]
+
+
+def test_dense_channel_finds_a_paraphrase_without_shared_words(alice: Hindsight) -> None:
+    results = alice.recall("user:alice", "which musical instrument does she play?", k=3)
+    assert results[0].memory.content == FACTS[4][0]
+    assert "dense" in results[0].explanation.channels
+
+
+def test_keyword_channel_finds_a_rare_token(alice: Hindsight) -> None:
+    (top, *_) = alice.recall("user:alice", "zx-9187", k=3)
+    assert "zx-9187" in top.memory.content
+    assert top.explanation.channels["bm25"].rank == 1
+
+
+def test_explanation_accounts_for_the_score(alice: Hindsight) -> None:
+    for result in alice.recall("user:alice", "Alice food allergy", k=5):
+        why = result.explanation
+        assert why.channels and why.fused > 0
+        assert set(why.boosts) == {"confidence", "recency", "frequency"}
+        product = why.fused * why.owner_weight
+        for factor in why.boosts.values():
+            product *= factor
+        assert result.score == pytest.approx(product) == why.final
+        assert set(why.as_dict()) == {"channels", "fused", "boosts", "owner_weight", "final"}
+
+
+def test_results_are_ordered_and_k_is_respected(alice: Hindsight) -> None:
+    results = alice.recall("user:alice", "Alice", k=2)
+    assert len(results) == 2
+    assert results[0].score >= results[1].score
+
+
+def test_filters_by_kind_time_and_confidence(alice: Hindsight) -> None:
+    alice.retain("user:alice", "I love the cello.", observed_at="2024-06-01")
+    prefs = alice.recall("user:alice", "cello", kinds=["preference"])
+    assert prefs and all(r.memory.kind is Kind.PREFERENCE for r in prefs)
+    window = alice.recall("user:alice", "Alice", since="2024-03-01", until="2024-04-30")
+    assert {r.memory.content for r in window} == {FACTS[2][0], FACTS[3][0]}
+    alice.retain("user:alice", "Alice might like opera", kind="fact", confidence=0.2)
+    confident = alice.recall("user:alice", "opera", min_confidence=0.5)
+    assert all(r.memory.confidence >= 0.5 for r in confident)
+    assert "Alice might like opera" not in _contents(confident)
+
+
+def test_token_budget_packs_what_fits(alice: Hindsight) -> None:
+    results = alice.recall("user:alice", "Alice", k=10, token_budget=12)
+    used = sum((len(r.memory.content) + 3) // 4 for r in results)
+    assert results and used <= 12
+
+
+def test_owners_never_see_each_other(alice: Hindsight) -> None:
+    alice.retain("user:bob", "Bob's cat is named Tiger", kind="fact")
+    bob = alice.recall("user:bob", "cat name Whiskers allergy cello", k=50)
+    assert _contents(bob) == ["Bob's cat is named Tiger"]
+    assert all(r.memory.owner == "user:alice" for r in alice.recall("user:alice", "Tiger", k=50))
+
+
+def test_shared_namespaces_join_with_weights(alice: Hindsight) -> None:
+    alice.retain("shared:team", "The team's cat is named Whiskers too", kind="fact")
+    mixed = alice.recall({"user:alice": 1.0, "shared:team": 0.5}, "cat named Whiskers", k=5)
+    owners = {r.memory.owner for r in mixed}
+    assert owners == {"user:alice", "shared:team"}
+    shared = next(r for r in mixed if r.memory.owner == "shared:team")
+    assert shared.explanation.owner_weight == 0.5
+
+
+def test_recall_counts_accesses(alice: Hindsight) -> None:
+    (top,) = alice.recall("user:alice", "peanuts", k=1)
+    alice._flush_access(force=True)
+    memory = alice.get(top.memory.id)
+    assert memory.access_count == 1 and memory.last_accessed_at is not None
+    assert memory.last_accessed_at <= datetime.now(UTC)
+
+
+def test_empty_store_and_no_match(hs: Hindsight) -> None:
+    assert hs.recall("user:nobody", "anything at all") == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"owners": "nobody", "query": "x"}, "owner"),
+        ({"owners": [], "query": "x"}, "at least one owner"),
+        ({"owners": {"user:a": -1}, "query": "x"}, "weight"),
+        ({"owners": "user:a", "query": " "}, "query is empty"),
+        ({"owners": "user:a", "query": "x", "k": 0}, "k must"),
+        ({"owners": "user:a", "query": "x", "since": "last week"}, "since"),
+        ({"owners": "user:a", "query": "x", "kinds": ["nope"]}, "kind"),
+        ({"owners": "user:a", "query": "x", "min_confidence": 3}, "min_confidence"),
+        ({"owners": "user:a", "query": "x", "token_budget": 0}, "token_budget"),
+    ],
+)
+def test_bad_recall_arguments(hs: Hindsight, kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        hs.recall(**kwargs)  # type: ignore[arg-type]

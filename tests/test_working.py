@@ -1,0 +1,79 @@
+"""Working memory: bounded, expiring, consolidated into long-term memory."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hindsight import Hindsight, Kind, ValidationError
+
+
+def test_turns_stay_in_the_window_below_the_thresholds(hs: Hindsight) -> None:
+    assert hs.observe("user:alice", "s1", "hi there") is None
+    assert hs.observe("user:alice", "s1", "hello!", role="assistant") is None
+    window = hs.window("user:alice", "s1")
+    assert [(t.role, t.content) for t in window] == [("user", "hi there"), ("assistant", "hello!")]
+    assert hs.list_memories("user:alice") == []
+
+
+def test_turn_threshold_consolidates_and_clears(hs: Hindsight) -> None:
+    results = [hs.observe("user:alice", "s1", f"message {i} about gardening") for i in range(10)]
+    assert results[:9] == [None] * 9
+    assert results[9] is not None and len(results[9].episodes) == 10
+    assert hs.window("user:alice", "s1") == []
+    episodes = hs.list_memories("user:alice", kinds=[Kind.EPISODE], limit=20)
+    assert len(episodes) == 10 and {e.provenance.session_id for e in episodes} == {"s1"}
+
+
+def test_token_threshold_consolidates(hs: Hindsight) -> None:
+    long_turn = "word " * 3_300  # about 4,100 tokens by the estimate
+    assert hs.observe("user:alice", "s1", long_turn) is not None
+    assert hs.window("user:alice", "s1") == []
+
+
+def test_a_correction_is_consolidated_at_once(hs: Hindsight) -> None:
+    hs.observe("user:alice", "s1", "Book me a coffee table.")
+    result = hs.observe("user:alice", "s1", "No, I said a tea table, not a coffee table.")
+    assert result is not None and result.created
+    assert hs.window("user:alice", "s1") == []
+
+
+def test_a_tool_failure_is_consolidated_at_once(hs: Hindsight) -> None:
+    result = hs.observe(
+        "agent:ops", "s9", "Error: connection refused (exit code 1)", role="tool",
+        tool_name="deploy",
+    )
+    assert result is not None
+    (failure,) = hs.list_memories("agent:ops", kinds=[Kind.TOOL_RESULT])
+    assert "deploy" in failure.content
+
+
+def test_close_session_consolidates_the_rest(hs: Hindsight) -> None:
+    hs.observe("user:alice", "s1", "I live in Lisbon.")
+    result = hs.close_session("user:alice", "s1")
+    assert len(result.episodes) == 1
+    assert [m.content for m in hs.list_memories("user:alice", kinds=[Kind.FACT])] == [
+        "User lives in Lisbon"
+    ]
+    assert hs.close_session("user:alice", "s1").episodes == []  # nothing left
+
+
+def test_sessions_are_separate_and_expire(hs: Hindsight) -> None:
+    hs.observe("user:alice", "s1", "one")
+    hs.observe("user:alice", "s2", "two")
+    hs.observe("user:bob", "s1", "three")
+    assert [t.content for t in hs.window("user:alice", "s1")] == ["one"]
+    later = datetime.now(UTC) + timedelta(seconds=hs.settings.wm_ttl_seconds + 1)
+    assert hs.store.wm_window("user:alice", "s1", later) == []
+    assert hs.store.wm_purge_expired(later) == 3
+
+
+def test_working_memory_arguments(hs: Hindsight) -> None:
+    with pytest.raises(ValidationError):
+        hs.observe("user:alice", "", "hi")
+    with pytest.raises(ValidationError):
+        hs.observe("user:alice", "s1", "hi", role="narrator")
+    with pytest.raises(ValidationError):
+        hs.observe("user:alice", "s1", "")
+    assert hs.window("user:alice", "s1") == []

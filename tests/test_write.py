@@ -1,0 +1,163 @@
+"""The write path: episodes, extraction, dedupe, supersession, atomicity."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight import Hindsight, Kind, Source, ValidationError
+from hindsight.store import Filter
+
+
+def _current(hs: Hindsight, owner: str, kind: Kind) -> list[str]:
+    return sorted(m.content for m in hs.list_memories(owner, kinds=[kind]))
+
+
+def test_retain_keeps_the_turn_verbatim_and_extracts_memories(hs: Hindsight) -> None:
+    result = hs.retain("user:alice", "I live in Paris. I love jazz.", session_id="s1")
+    assert len(result.episodes) == 1
+    (episode,) = hs.list_memories("user:alice", kinds=[Kind.EPISODE])
+    assert episode.content == "I live in Paris. I love jazz."
+    assert episode.provenance.session_id == "s1"
+    assert _current(hs, "user:alice", Kind.FACT) == ["User lives in Paris"]
+    assert _current(hs, "user:alice", Kind.PREFERENCE) == ["User loves jazz"]
+    for mid in result.created:
+        memory = hs.get(mid)
+        assert memory.provenance.derived_from == [episode.id]
+        assert 0 < memory.confidence <= 1
+        assert memory.embedding_model == hs.embedder.model_id
+
+
+def test_explicit_kind_stores_content_as_given(hs: Hindsight) -> None:
+    result = hs.retain(
+        "agent:planner", "Deploys need a green CI first", kind="fact", source="agent"
+    )
+    (memory,) = hs.store.get(result.created)
+    assert memory.kind is Kind.FACT and memory.provenance.source is Source.AGENT
+    assert memory.content == "Deploys need a green CI first"
+    assert hs.list_memories("agent:planner", kinds=[Kind.EPISODE]) == []
+
+
+def test_repeated_statement_reinforces_instead_of_copying(hs: Hindsight) -> None:
+    hs.retain("user:alice", "I love jazz.")
+    (before,) = hs.list_memories("user:alice", kinds=[Kind.PREFERENCE])
+    result = hs.retain("user:alice", "Honestly, I love jazz!")
+    assert result.created == [] and result.updated == [before.id]
+    (after,) = hs.list_memories("user:alice", kinds=[Kind.PREFERENCE])
+    assert after.id == before.id
+    assert after.confidence > before.confidence
+    assert len(after.provenance.derived_from) == 2
+
+
+def test_near_duplicate_direct_writes_merge(hs: Hindsight) -> None:
+    first = hs.retain("user:bob", "Bob's sister is called Anna.", kind="fact")
+    second = hs.retain("user:bob", "Bob's sister is called Anna", kind="fact")
+    assert second.created == [] and second.updated == first.created
+
+
+def test_different_owner_or_kind_is_never_a_duplicate(hs: Hindsight) -> None:
+    hs.retain("user:alice", "Likes green tea", kind="preference")
+    other_owner = hs.retain("user:bob", "Likes green tea", kind="preference")
+    other_kind = hs.retain("user:alice", "Likes green tea", kind="fact")
+    assert other_owner.created and other_kind.created
+
+
+def test_new_value_supersedes_the_old_and_history_keeps_it(hs: Hindsight) -> None:
+    hs.retain("user:alice", "I live in Paris.", observed_at="2024-01-10")
+    result = hs.retain("user:alice", "I moved to Berlin.", observed_at="2024-06-01")
+    assert len(result.superseded) == 1
+    old_id, new_id = result.superseded[0]
+    old, new = hs.get(old_id), hs.get(new_id)
+    assert "Paris" in old.content and "Berlin" in new.content
+    assert old.valid_to == new.observed_at and old.superseded_by == new.id
+    assert new.valid_to is None
+    assert _current(hs, "user:alice", Kind.FACT) == [new.content]
+    history = hs.list_memories("user:alice", kinds=[Kind.FACT], include_history=True)
+    assert {m.id for m in history} == {old.id, new.id}
+    found = [r.memory.id for r in hs.recall("user:alice", "where does the user live")]
+    assert new.id in found and old.id not in found
+
+
+def test_history_imported_out_of_order_keeps_the_latest_current(hs: Hindsight) -> None:
+    hs.retain("user:alice", "I moved to Berlin.", observed_at="2024-06-01")
+    result = hs.retain("user:alice", "I live in Paris.", observed_at="2024-01-10")
+    (old_id, new_id) = result.superseded[0]
+    assert "Paris" in hs.get(old_id).content and "Berlin" in hs.get(new_id).content
+    assert _current(hs, "user:alice", Kind.FACT) == [hs.get(new_id).content]
+
+
+def test_retaining_the_same_turn_twice_is_idempotent(hs: Hindsight) -> None:
+    args = {"session_id": "s1", "observed_at": "2024-05-01T10:00:00Z"}
+    first = hs.retain("user:alice", "I live in Paris and I hate cilantro.", **args)
+    count = hs.store.count(Filter(owners=["user:alice"], current_only=False))
+    second = hs.retain("user:alice", "I live in Paris and I hate cilantro.", **args)
+    assert second.episodes == first.episodes
+    assert second.created == [] and second.updated == []
+    assert hs.store.count(Filter(owners=["user:alice"], current_only=False)) == count
+
+
+def test_messages_keep_speaker_role_and_time(hs: Hindsight) -> None:
+    hs.retain(
+        "user:carol",
+        messages=[
+            {"role": "user", "content": "I work at Acme.", "speaker": "Carol",
+             "observed_at": "2023-05-08T13:56:00"},
+            {"role": "assistant", "content": "Noted, you work at Acme."},
+        ],
+        session_id="s-7",
+    )
+    episodes = hs.list_memories("user:carol", kinds=[Kind.EPISODE])
+    by_role = {m.metadata["role"]: m for m in episodes}
+    assert by_role["user"].provenance.speaker == "Carol"
+    assert by_role["user"].observed_at.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert by_role["assistant"].provenance.source is Source.AGENT
+    facts = hs.list_memories("user:carol", kinds=[Kind.FACT])
+    assert [f.content for f in facts] == ["Carol works at Acme"]  # not from the assistant
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"owner": "alice", "content": "hi"}, "invalid owner"),
+        ({"owner": "user:alice", "content": "   "}, "content is empty"),
+        ({"owner": "user:alice", "content": "x" * 40_000}, "limit"),
+        ({"owner": "user:alice", "content": "bad \ud800 text"}, "UTF-8"),
+        ({"owner": "user:alice", "content": "hi", "observed_at": "yesterday"}, "ISO 8601"),
+        ({"owner": "user:alice", "content": "hi", "source": "robot"}, "source"),
+        ({"owner": "user:alice", "content": "hi", "kind": "gossip"}, "kind"),
+        ({"owner": "user:alice", "content": "hi", "metadata": {"x": {1, 2}}}, "metadata"),
+        ({"owner": "user:alice", "messages": [{"role": "user", "content": ""}]}, "messages[0]"),
+        ({"owner": "user:alice", "messages": [{"role": "pirate", "content": "arr"}]}, "role"),
+        ({"owner": "user:alice", "content": "hi", "session_id": "bad id!"}, "session"),
+    ],
+)
+def test_bad_input_is_refused_and_changes_nothing(
+    hs: Hindsight, kwargs: dict[str, object], message: str
+) -> None:
+    hs.retain("user:alice", "I love jazz.")
+    before = hs.stats()
+    owner = kwargs.pop("owner")
+    with pytest.raises(ValidationError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        hs.retain(owner, **kwargs)  # type: ignore[arg-type]
+    assert hs.stats() == before
+
+
+def test_a_failing_write_leaves_the_store_as_it_was(hs: Hindsight) -> None:
+    hs.retain("user:alice", "I love jazz.")
+    before = hs.stats()
+    original = hs.store._put_vector  # type: ignore[attr-defined]
+    calls = 0
+
+    def fail_on_second(*args: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("disk full")
+        original(*args)
+
+    hs.store._put_vector = fail_on_second  # type: ignore[attr-defined]
+    with pytest.raises(RuntimeError):
+        hs.retain("user:alice", "I live in Rome. I hate olives.")
+    hs.store._put_vector = original  # type: ignore[attr-defined]
+    assert hs.stats() == before
+    assert [r.memory.content for r in hs.recall("user:alice", "Rome olives")] != []
+    assert all("Rome" not in m.content for m in hs.list_memories("user:alice", limit=100))
