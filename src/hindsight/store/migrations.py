@@ -24,7 +24,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
         CREATE TABLE memories (
-            rowid INTEGER PRIMARY KEY,
+            rowid INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: it keys vectors
             id TEXT NOT NULL UNIQUE,
             owner TEXT NOT NULL,
             kind TEXT NOT NULL,
