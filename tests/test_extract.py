@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight.errors import ValidationError
-from hindsight.extract import DEFAULT_EXTRACTOR, Extracted, Extractor, Registry, registry
+from hindsight.extract import DEFAULT_EXTRACTOR, Extracted, Extractor, registry
 from hindsight.extract.heuristic import HeuristicExtractor
 from hindsight.models import Kind, Turn
+from hindsight.registry import Registry
 
 P, F, E, T = Kind.PREFERENCE, Kind.FACT, Kind.EXPERIENCE, Kind.TOOL_RESULT
 CORR = ("correction",)
@@ -32,40 +33,60 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
     ("i really enjoy jazz", [(P, "User enjoys jazz", {})]),
     ("I'm a huge fan of Murakami", [(P, "User is a huge fan of Murakami", {})]),
     ("I love pizza, pasta, and gelato.", [(P, "User loves pizza, pasta, and gelato", {})]),
-    ("My favourite colour is blue.",
-     [(P, "User's favourite colour is blue", {"attribute": "favourite:colour", "value": "blue"})]),
+    (
+        "My favourite colour is blue.",
+        [
+            (
+                P,
+                "User's favourite colour is blue",
+                {"attribute": "favourite:colour", "value": "blue"},
+            )
+        ],
+    ),
     ("Dune is my favorite book", [(P, "User's favourite book is Dune", {"value": "Dune"})]),
     ("I hate cilantro", [(P, "User hates cilantro", {"polarity": -1})]),
     ("I dislike cilantro", [(P, "User dislikes cilantro", {"polarity": -1})]),
     ("I don't like spicy food.", [(P, "User dislikes spicy food", {"polarity": -1})]),
     ("I can\u2019t stand loud music", [(P, "User can't stand loud music", {"polarity": -1})]),
-    ("Please always answer in English.",
-     [(P, "User wants the assistant to always answer in English", {"polarity": 1})]),
-    ("Never use emojis please",
-     [(P, "User wants the assistant to never use emojis", {"polarity": -1})]),
+    (
+        "Please always answer in English.",
+        [(P, "User wants the assistant to always answer in English", {"polarity": 1})],
+    ),
+    (
+        "Never use emojis please",
+        [(P, "User wants the assistant to never use emojis", {"polarity": -1})],
+    ),
     ("I'd rather walk than drive", [(P, "User would rather walk than drive", {})]),
     ("I prefer tea over coffee", [(P, "User prefers tea over coffee", {"value": "tea"})]),
     ("I prefer to work in the morning", [(P, "User prefers to work in the morning", {})]),
     # facts
     ("I live in Paris", [(F, "User lives in Paris", {"attribute": "location", "value": "Paris"})]),
-    ("I'm currently living in New York City with my wife",
-     [(F, "User lives in New York City", {"attribute": "location", "value": "New York City"})]),
+    (
+        "I'm currently living in New York City with my wife",
+        [(F, "User lives in New York City", {"attribute": "location", "value": "New York City"})],
+    ),
     ("I moved to Berlin last year.", [(F, "User moved to Berlin", {"attribute": "location"})]),
     ("I'm based in London, UK", [(F, "User lives in London", {"attribute": "location"})]),
     ("I live in St. Louis now.", [(F, "User lives in St. Louis", {"value": "St. Louis"})]),
     ("I'm from Lyon", [(F, "User is from Lyon", {"attribute": "origin", "value": "Lyon"})]),
     ("I was born in Madrid", [(F, "User was born in Madrid", {"attribute": "birthplace"})]),
     ("I work for Acme Corp.", [(F, "User works for Acme Corp", {"attribute": "employer"})]),
-    ("I work at Google as a software engineer", [
-        (F, "User works at Google", {"attribute": "employer", "value": "Google"}),
-        (F, "User works as a software engineer", {"attribute": "job_title"}),
-    ]),
+    (
+        "I work at Google as a software engineer",
+        [
+            (F, "User works at Google", {"attribute": "employer", "value": "Google"}),
+            (F, "User works as a software engineer", {"attribute": "job_title"}),
+        ],
+    ),
     ("I'm a nurse", [(F, "User works as a nurse", {"attribute": "job_title", "value": "nurse"})]),
     ("I work as an architect", [(F, "User works as an architect", {"attribute": "job_title"})]),
-    ("I'm a professor of physics at MIT", [
-        (F, "User works as a professor", {"attribute": "job_title"}),
-        (F, "User works at MIT", {"attribute": "employer"}),
-    ]),
+    (
+        "I'm a professor of physics at MIT",
+        [
+            (F, "User works as a professor", {"attribute": "job_title"}),
+            (F, "User works at MIT", {"attribute": "employer"}),
+        ],
+    ),
     ("I'm an introvert", [(F, "User is an introvert", {"attribute": None, "confidence": 0.55})]),
     ("My name is Alice", [(F, "User's name is Alice", {"attribute": "name", "value": "Alice"})]),
     ("my name's jane", [(F, "User's name is Jane", {"attribute": "name"})]),
@@ -85,16 +106,20 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
     ("I usually take the train to work", [(F, "User usually takes the train to work", {})]),
     ("I never eat meat", [(F, "User never eats meat", {"polarity": -1})]),
     # corrections
-    ("No, I live in Berlin.",
-     [(F, "User lives in Berlin", {"tags": CORR, "confidence": 0.95, "attribute": "location"})]),
+    (
+        "No, I live in Berlin.",
+        [(F, "User lives in Berlin", {"tags": CORR, "confidence": 0.95, "attribute": "location"})],
+    ),
     ("No. I live in Berlin.", [(F, "User lives in Berlin", {"tags": CORR})]),
     ("Actually, I prefer tea.", [(P, "User prefers tea", {"tags": CORR, "confidence": 0.95})]),
     ("That's wrong. I work at Amazon.", [(F, "User works at Amazon", {"tags": CORR})]),
     ("That's not right, I'm 35", [(F, "User is 35 years old", {"tags": CORR})]),
     ("I said Tuesday not Thursday", [(F, "User said Tuesday, not Thursday", {"tags": CORR})]),
     ("I meant I live in Rome", [(F, "User lives in Rome", {"tags": CORR})]),
-    ("No, the meeting is on Friday",
-     [(F, "User corrected the assistant: the meeting is on Friday", {"tags": CORR})]),
+    (
+        "No, the meeting is on Friday",
+        [(F, "User corrected the assistant: the meeting is on Friday", {"tags": CORR})],
+    ),
     # experiences
     ("I went to Japan last spring", [(E, "User went to Japan last spring", {"confidence": 0.6})]),
     ("I visited the Louvre yesterday", [(E, "User visited the Louvre yesterday", {})]),
@@ -102,12 +127,20 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
     ("Yesterday I painted a sunset", [(E, "User painted a sunset yesterday", {})]),
     ("I've been to Iceland twice", [(E, "User has been to Iceland twice", {})]),
     # several sentences and clauses
-    ("I'm Alice. I live in Paris and I work at Google.", [
-        (F, "User lives in Paris", {}), (F, "User works at Google", {}),
-    ]),
-    ("I love coffee but I hate tea.", [
-        (P, "User loves coffee", {"polarity": 1}), (P, "User hates tea", {"polarity": -1}),
-    ]),
+    (
+        "I'm Alice. I live in Paris and I work at Google.",
+        [
+            (F, "User lives in Paris", {}),
+            (F, "User works at Google", {}),
+        ],
+    ),
+    (
+        "I love coffee but I hate tea.",
+        [
+            (P, "User loves coffee", {"polarity": 1}),
+            (P, "User hates tea", {"polarity": -1}),
+        ],
+    ),
     ("Honestly, I really love sushi", [(P, "User loves sushi", {})]),
     # nothing: questions, hypotheticals, negations, filler
     ("Do you like jazz?", []),
@@ -174,7 +207,8 @@ def test_named_speakers_in_a_multi_party_conversation() -> None:
     ]
     found = EXTRACTOR.extract(turns, subject="User")
     assert [(e.content, e.turn_index) for e in found] == [
-        ("Caroline loves painting", 0), ("Melanie moved to Boston", 1),
+        ("Caroline loves painting", 0),
+        ("Melanie moved to Boston", 1),
     ]
 
 
@@ -184,8 +218,10 @@ def test_a_lone_assistant_speaker_is_not_multi_party() -> None:
 
 
 TOOL_CASES = [
-    ("Traceback (most recent call last):\n  File \"x.py\"\nValueError: bad input",
-     "Tool calc failed: ValueError: bad input"),
+    (
+        'Traceback (most recent call last):\n  File "x.py"\nValueError: bad input',
+        "Tool calc failed: ValueError: bad input",
+    ),
     ("HTTP 503 Service Unavailable", "Tool calc failed: HTTP 503 Service Unavailable"),
     ("command exited with code 2", "Tool calc failed: command exited with code 2"),
     ("Request timed out after 30s", "Tool calc failed: Request timed out after 30s"),
@@ -219,7 +255,7 @@ def test_registry() -> None:
     assert isinstance(registry.create(DEFAULT_EXTRACTOR), HeuristicExtractor)
     with pytest.raises(ValidationError, match="heuristic"):
         registry.create("nope")
-    own = Registry()
+    own: Registry[Extractor] = Registry("extractor")
     own.register("mine", HeuristicExtractor)
     made: Extractor = own.create("mine")
     assert made.name == "heuristic"
@@ -228,8 +264,12 @@ def test_registry() -> None:
 @pytest.mark.parametrize(
     "fields",
     [
-        {"kind": Kind.EPISODE}, {"content": " "}, {"confidence": 1.5},
-        {"confidence": float("nan")}, {"turn_index": -1}, {"polarity": 0},
+        {"kind": Kind.EPISODE},
+        {"content": " "},
+        {"confidence": 1.5},
+        {"confidence": float("nan")},
+        {"turn_index": -1},
+        {"polarity": 0},
     ],
 )
 def test_extracted_rejects_invalid_values(fields: dict[str, Any]) -> None:
@@ -249,9 +289,26 @@ def test_speed() -> None:
 # --- properties -----------------------------------------------------------------
 
 _PREFIXES = [
-    "", "I live in ", "I love ", "I hate ", "my name is ", "I'm a ", "I moved to ", "No, ",
-    "Actually, I ", "I went to ", "Please always ", "I said ", "I meant ", "Yesterday I ",
-    "My dog is named ", "I have a ", "I prefer ", "I work at ", "I'm ", "Hi, I'm ",
+    "",
+    "I live in ",
+    "I love ",
+    "I hate ",
+    "my name is ",
+    "I'm a ",
+    "I moved to ",
+    "No, ",
+    "Actually, I ",
+    "I went to ",
+    "Please always ",
+    "I said ",
+    "I meant ",
+    "Yesterday I ",
+    "My dog is named ",
+    "I have a ",
+    "I prefer ",
+    "I work at ",
+    "I'm ",
+    "Hi, I'm ",
 ]
 _texts = st.builds(
     lambda pre, body, end: pre + body + end,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hindsight.embed.base import Embeddings, Registry, Vectors, registry
+from hindsight.embed.base import Embeddings, Vectors, registry
 
 DEFAULT_PROVIDER = "minilm"
 
@@ -15,4 +15,4 @@ def _minilm() -> Embeddings:
 
 registry.register(DEFAULT_PROVIDER, _minilm)
 
-__all__ = ["DEFAULT_PROVIDER", "Embeddings", "Registry", "Vectors", "registry"]
+__all__ = ["DEFAULT_PROVIDER", "Embeddings", "Vectors", "registry"]

@@ -8,13 +8,14 @@ in :data:`registry` (built-ins the same way a plugin would).
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from hindsight.errors import EmbeddingError, ValidationError
+from hindsight.errors import EmbeddingError
+from hindsight.registry import Registry
 
 Vectors = npt.NDArray[np.float32]
 
@@ -61,29 +62,4 @@ def _normalise(vectors: Vectors) -> Vectors:
     return unit
 
 
-Factory = Callable[[], Embeddings]
-
-
-class Registry:
-    """Embedding providers by name."""
-
-    def __init__(self) -> None:
-        self._factories: dict[str, Factory] = {}
-
-    def register(self, name: str, factory: Factory) -> None:
-        self._factories[name] = factory
-
-    def names(self) -> list[str]:
-        return sorted(self._factories)
-
-    def create(self, name: str) -> Embeddings:
-        try:
-            factory = self._factories[name]
-        except KeyError:
-            raise ValidationError(
-                f"unknown embedding provider {name!r}; known: {', '.join(self.names())}"
-            ) from None
-        return factory()
-
-
-registry = Registry()
+registry: Registry[Embeddings] = Registry("embedding provider")

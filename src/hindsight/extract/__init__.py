@@ -6,8 +6,6 @@ from hindsight.extract.base import (
     EXTRACTABLE_KINDS,
     Extracted,
     Extractor,
-    ExtractorFactory,
-    Registry,
     registry,
 )
 
@@ -27,7 +25,5 @@ __all__ = [
     "EXTRACTABLE_KINDS",
     "Extracted",
     "Extractor",
-    "ExtractorFactory",
-    "Registry",
     "registry",
 ]

@@ -8,12 +8,13 @@ by name in :data:`registry`, built-ins the same way a plugin would.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from hindsight.errors import ValidationError
 from hindsight.models import Kind, Turn
+from hindsight.registry import Registry
 
 #: Kinds an extractor may produce; episodes are kept verbatim by the engine.
 EXTRACTABLE_KINDS = frozenset({Kind.PREFERENCE, Kind.FACT, Kind.EXPERIENCE, Kind.TOOL_RESULT})
@@ -64,29 +65,4 @@ class Extractor(Protocol):
     def extract(self, turns: Sequence[Turn], *, subject: str) -> list[Extracted]: ...
 
 
-ExtractorFactory = Callable[[], Extractor]
-
-
-class Registry:
-    """Extractors by name."""
-
-    def __init__(self) -> None:
-        self._factories: dict[str, ExtractorFactory] = {}
-
-    def register(self, name: str, factory: ExtractorFactory) -> None:
-        self._factories[name] = factory
-
-    def names(self) -> list[str]:
-        return sorted(self._factories)
-
-    def create(self, name: str) -> Extractor:
-        try:
-            factory = self._factories[name]
-        except KeyError:
-            raise ValidationError(
-                f"unknown extractor {name!r}; known: {', '.join(self.names())}"
-            ) from None
-        return factory()
-
-
-registry = Registry()
+registry: Registry[Extractor] = Registry("extractor")
