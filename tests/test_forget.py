@@ -66,7 +66,7 @@ def test_forget_arguments(hs: Hindsight) -> None:
     with pytest.raises(ValidationError):
         hs.forget()
     with pytest.raises(ValidationError):
-        hs.forget("m_x", owner="user:alice")
+        hs.forget("m_x", session_id="s1")
 
 
 def test_update_re_embeds_and_validates(hs: Hindsight) -> None:
@@ -108,4 +108,23 @@ def test_import_checks_every_record_before_writing(hs: Hindsight) -> None:
     bad = {**good[0], "id": "m_other", "kind": "gossip"}
     with pytest.raises(ValidationError, match="record 2"):
         hs.import_records([good[0], bad])
+    assert _all(hs, "user:alice") == []
+
+
+def test_forget_by_id_checks_the_owner_and_returns_a_receipt_id(hs: Hindsight) -> None:
+    (mid,) = hs.retain("user:alice", "Alice keeps bees", kind="fact").created
+    with pytest.raises(NotFoundError, match="belongs to user:bob"):
+        hs.forget(mid, owner="user:bob")
+    assert hs.get(mid).content == "Alice keeps bees"
+    receipt = hs.forget(mid, owner="user:alice")
+    assert receipt.id.startswith("r_")
+    assert hs.store.receipts("user:alice")[0]["id"] == receipt.id
+
+
+def test_import_refuses_repeated_ids(hs: Hindsight) -> None:
+    hs.retain("user:alice", "Alice keeps bees", kind="fact")
+    (record,) = list(hs.export("user:alice"))
+    hs.forget(owner="user:alice")
+    with pytest.raises(ValidationError, match="record 2: repeats id"):
+        hs.import_records([record, record])
     assert _all(hs, "user:alice") == []

@@ -41,7 +41,10 @@ def test_a_correction_is_consolidated_at_once(hs: Hindsight) -> None:
 
 def test_a_tool_failure_is_consolidated_at_once(hs: Hindsight) -> None:
     result = hs.observe(
-        "agent:ops", "s9", "Error: connection refused (exit code 1)", role="tool",
+        "agent:ops",
+        "s9",
+        "Error: connection refused (exit code 1)",
+        role="tool",
         tool_name="deploy",
     )
     assert result is not None
@@ -77,3 +80,12 @@ def test_working_memory_arguments(hs: Hindsight) -> None:
     with pytest.raises(ValidationError):
         hs.observe("user:alice", "s1", "")
     assert hs.window("user:alice", "s1") == []
+
+
+def test_sessions_lists_open_windows(hs: Hindsight) -> None:
+    hs.observe("user:alice", "s1", "one")
+    hs.observe("user:alice", "s1", "two")
+    hs.observe("user:alice", "s2", "three")
+    assert sorted((s, n) for s, n, _ in hs.sessions("user:alice")) == [("s1", 2), ("s2", 1)]
+    hs.close_session("user:alice", "s1")
+    assert [s for s, _, _ in hs.sessions("user:alice")] == ["s2"]

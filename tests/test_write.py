@@ -99,8 +99,12 @@ def test_messages_keep_speaker_role_and_time(hs: Hindsight) -> None:
     hs.retain(
         "user:carol",
         messages=[
-            {"role": "user", "content": "I work at Acme.", "speaker": "Carol",
-             "observed_at": "2023-05-08T13:56:00"},
+            {
+                "role": "user",
+                "content": "I work at Acme.",
+                "speaker": "Carol",
+                "observed_at": "2023-05-08T13:56:00",
+            },
             {"role": "assistant", "content": "Noted, you work at Acme."},
         ],
         session_id="s-7",

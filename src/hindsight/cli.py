@@ -51,22 +51,33 @@ T = TypeVar("T")
 
 # -- errors: mapped once, for every command -------------------------------------------
 class CliError(click.ClickException):
-    """An error shown as one ``error: ...`` line on stderr, with its exit code."""
+    """An error shown as one ``error: ...`` line on stderr; exits 1."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+    exit_code = EXIT_FAILURE
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"error: {self.format_message()}", file=file or click.get_text_stream("stderr"))
+        click.echo(f"error: {self.format_message()}", file=file or sys.stderr)
 
 
-def exit_code_of(exc: HindsightError) -> int:
+class BadInput(CliError):
+    """Bad input or usage; nothing was changed. Exits 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class Missing(CliError):
+    """What was asked for does not exist. Exits 3."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+def cli_error(exc: HindsightError) -> CliError:
+    """The CLI error, and so the exit code, of a library error."""
     if isinstance(exc, ValidationError):
-        return EXIT_USAGE
+        return BadInput(str(exc))
     if isinstance(exc, NotFoundError):
-        return EXIT_NOT_FOUND
-    return EXIT_FAILURE
+        return Missing(str(exc))
+    return CliError(str(exc))
 
 
 @contextlib.contextmanager
@@ -78,19 +89,19 @@ def _one_line_errors() -> Iterator[None]:
         raise  # a bare group prints its help
     except click.UsageError as exc:
         hint = f" (see '{exc.ctx.command_path} -h')" if exc.ctx is not None else ""
-        raise CliError(exc.format_message() + hint, EXIT_USAGE) from None
+        raise BadInput(exc.format_message() + hint) from None
     except click.FileError as exc:
-        raise CliError(exc.format_message(), EXIT_USAGE) from None
+        raise BadInput(exc.format_message()) from None
     except HindsightError as exc:
-        raise CliError(str(exc), exit_code_of(exc)) from None
+        raise cli_error(exc) from None
     except pydantic.ValidationError as exc:  # a bad HINDSIGHT_* environment variable
         first = exc.errors()[0]
         name = "HINDSIGHT_" + "_".join(str(p) for p in first["loc"]).upper()
-        raise CliError(f"invalid setting {name}: {first['msg']}", EXIT_USAGE) from None
+        raise BadInput(f"invalid setting {name}: {first['msg']}") from None
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             raise  # click quietens a closed pipe (`hindsight export | head`)
-        raise CliError(str(exc), EXIT_FAILURE) from None
+        raise CliError(str(exc)) from None
 
 
 class _Group(click.Group):
@@ -143,7 +154,7 @@ class App:
 
     @property
     def shows_progress(self) -> bool:
-        return not self.quiet and click.get_text_stream("stderr").isatty()
+        return not self.quiet and sys.stderr is not None and sys.stderr.isatty()
 
     def progress(
         self, items: Iterable[T], *, length: int, label: str
@@ -151,9 +162,7 @@ class App:
         """A progress bar on stderr, or nothing when quiet or not on a terminal."""
         if not self.shows_progress:
             return contextlib.nullcontext(items)
-        return click.progressbar(
-            items, length=length, label=label, file=click.get_text_stream("stderr")
-        )
+        return click.progressbar(items, length=length, label=label, file=sys.stderr)
 
     def note(self, message: str) -> None:
         if self.shows_progress:
@@ -221,6 +230,7 @@ def retain_json(r: RetainResult) -> dict[str, Any]:
 
 def receipt_json(r: ForgetReceipt) -> dict[str, Any]:
     return {
+        "receipt": r.id,
         "count": r.count,
         "deleted": len(r.deleted_ids),
         "derived": len(r.derived_ids),
@@ -252,6 +262,8 @@ def short(text: str, width: int) -> str:
 
 
 def retain_lines(r: RetainResult) -> list[str]:
+    if not (r.episodes or r.created or r.updated or r.superseded):
+        return ["nothing kept"]
     lines = [f"kept {len(r.episodes)} episode(s): {' '.join(r.episodes) or '-'}"]
     lines.append(f"created {len(r.created)}: {' '.join(r.created) or '-'}")
     lines.append(f"updated {len(r.updated)}: {' '.join(r.updated) or '-'}")
@@ -305,10 +317,11 @@ def read_text(text: str, *, limit_chars: int) -> str:
     if text != "-":
         return text
     cap = limit_chars * 4 + 4096  # UTF-8 is at most 4 bytes a character, plus some padding
-    data = click.get_binary_stream("stdin").read(cap + 1)
+    data = sys.stdin.buffer.read(cap + 1) if sys.stdin is not None else b""
     if len(data) > cap:
-        raise ValidationError(f"stdin holds more than {cap} bytes; the limit is {limit_chars} "
-                              "characters")
+        raise ValidationError(
+            f"stdin holds more than {cap} bytes; the limit is {limit_chars} characters"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -323,14 +336,16 @@ def parse_metadata(raw: str | None) -> dict[str, Any] | None:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"--metadata is not valid JSON: {exc.msg} (column {exc.colno})")
+        raise ValidationError(
+            f"--metadata is not valid JSON: {exc.msg} (column {exc.colno})"
+        ) from None
     if not isinstance(value, dict):
-        raise ValidationError("--metadata must be a JSON object, e.g. '{\"topic\": \"music\"}'")
+        raise ValidationError('--metadata must be a JSON object, e.g. \'{"topic": "music"}\'')
     return value
 
 
 def stdin_is_terminal() -> bool:
-    return click.get_text_stream("stdin").isatty()
+    return sys.stdin is not None and sys.stdin.isatty()
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -339,13 +354,15 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def owner_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--owner", required=True, metavar="OWNER",
+        "--owner",
+        required=True,
+        metavar="OWNER",
         help="Whose memory, as namespace:name, e.g. user:alice.",
     )(f)
 
 
 # -- the group ---------------------------------------------------------------------------------
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("hindsight", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -373,18 +390,31 @@ def cli(ctx: click.Context, home: Path | None, quiet: bool) -> None:
 @cli.command()
 @owner_option
 @click.option("--session", "session_id", metavar="ID", help="Session the text belongs to.")
-@click.option("--source", type=SOURCES, default="user", show_default=True,
-              help="Who said it: the basis of trust.")
-@click.option("--kind", type=KINDS,
-              help="Store TEXT as one memory of this kind, verbatim (no extraction).")
+@click.option(
+    "--source",
+    type=SOURCES,
+    default="user",
+    show_default=True,
+    help="Who said it: the basis of trust.",
+)
+@click.option(
+    "--kind", type=KINDS, help="Store TEXT as one memory of this kind, verbatim (no extraction)."
+)
 @click.option("--observed-at", metavar="ISO", help="When it was said (ISO 8601; default: now).")
 @click.option("--metadata", "metadata_json", metavar="JSON", help="A JSON object to attach.")
 @json_option
 @click.argument("text")
 @click.pass_obj
 def retain(
-    app: App, owner: str, session_id: str | None, source: str, kind: str | None,
-    observed_at: str | None, metadata_json: str | None, as_json: bool, text: str,
+    app: App,
+    owner: str,
+    session_id: str | None,
+    source: str,
+    kind: str | None,
+    observed_at: str | None,
+    metadata_json: str | None,
+    as_json: bool,
+    text: str,
 ) -> None:
     """Remember TEXT: keep it as an episode and extract what it states.
 
@@ -393,8 +423,13 @@ def retain(
     content = read_text(text, limit_chars=app.settings().max_content_chars)
     metadata = parse_metadata(metadata_json)
     result = app.engine.retain(
-        owner, content, kind=kind, session_id=session_id, source=source,
-        observed_at=observed_at, metadata=metadata,
+        owner,
+        content,
+        kind=kind,
+        session_id=session_id,
+        source=source,
+        observed_at=observed_at,
+        metadata=metadata,
     )
     if as_json:
         emit_json(retain_json(result))
@@ -403,30 +438,53 @@ def retain(
 
 
 @cli.command()
-@click.option("--owner", "owners", multiple=True, required=True, metavar="OWNER",
-              help="Whose memory to search; repeat to search several.")
-@click.option("-k", "--k", "k", type=int, default=10, show_default=True,
-              help="How many results at most.")
+@click.option(
+    "--owner",
+    "owners",
+    multiple=True,
+    required=True,
+    metavar="OWNER",
+    help="Whose memory to search; repeat to search several.",
+)
+@click.option(
+    "-k", "--k", "k", type=int, default=10, show_default=True, help="How many results at most."
+)
 @click.option("--kind", "kinds", multiple=True, type=KINDS, help="Only these kinds (repeatable).")
 @click.option("--since", metavar="ISO", help="Only memories observed at or after this time.")
 @click.option("--until", metavar="ISO", help="Only memories observed before this time.")
 @click.option("--min-confidence", type=float, metavar="X", help="Only confidence >= X (0..1).")
-@click.option("--budget", type=int, metavar="TOKENS",
-              help="Fit the results' contents in this many tokens.")
+@click.option(
+    "--budget", type=int, metavar="TOKENS", help="Fit the results' contents in this many tokens."
+)
 @click.option("--history", is_flag=True, help="Include superseded memories.")
 @json_option
 @click.argument("query")
 @click.pass_obj
 def recall(
-    app: App, owners: tuple[str, ...], k: int, kinds: tuple[str, ...], since: str | None,
-    until: str | None, min_confidence: float | None, budget: int | None, history: bool,
-    as_json: bool, query: str,
+    app: App,
+    owners: tuple[str, ...],
+    k: int,
+    kinds: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    min_confidence: float | None,
+    budget: int | None,
+    history: bool,
+    as_json: bool,
+    query: str,
 ) -> None:
     """Find the memories that best answer QUERY, and why each came back."""
     text = read_text(query, limit_chars=app.settings().max_content_chars)
     results = app.engine.recall(
-        list(owners), text, k=k, kinds=list(kinds) or None, since=since, until=until,
-        min_confidence=min_confidence, token_budget=budget, include_history=history,
+        list(owners),
+        text,
+        k=k,
+        kinds=list(kinds) or None,
+        since=since,
+        until=until,
+        min_confidence=min_confidence,
+        token_budget=budget,
+        include_history=history,
     )
     if as_json:
         emit_json({"results": [result_json(r) for r in results]})
@@ -444,8 +502,14 @@ def recall(
 @json_option
 @click.pass_obj
 def forget(
-    app: App, owner: str, session_id: str | None, memory_id: str | None, since: str | None,
-    until: str | None, yes: bool, as_json: bool,
+    app: App,
+    owner: str,
+    session_id: str | None,
+    memory_id: str | None,
+    since: str | None,
+    until: str | None,
+    yes: bool,
+    as_json: bool,
 ) -> None:
     """Delete memories, and what was derived only from them.
 
@@ -458,10 +522,7 @@ def forget(
     if memory_id is not None:
         if session_id or since or until:
             raise click.UsageError("--id cannot be combined with --session, --since or --until")
-        memory = hs.get(memory_id)
-        if memory.owner != owner:
-            raise NotFoundError(f"no memory with id {memory_id!r} belongs to {owner}")
-        receipt = hs.forget(memory_id)
+        receipt = hs.forget(memory_id, owner=owner)
     else:
         if session_id is None and since is None and until is None and not yes:
             _confirm_forget_all(hs, owner)
@@ -471,21 +532,20 @@ def forget(
     else:
         click.echo(
             f"forgot {len(receipt.deleted_ids)} memories and {len(receipt.derived_ids)} "
-            f"derived from them ({receipt.count} in all) at {iso(receipt.at)}"
+            f"derived from them ({receipt.count} in all) at {iso(receipt.at)}; receipt {receipt.id}"
         )
 
 
 def _confirm_forget_all(hs: Hindsight, owner: str) -> None:
     if not stdin_is_terminal():
-        raise CliError(
-            f"refusing to forget everything of {owner} without --yes (stdin is not a terminal)",
-            EXIT_USAGE,
+        raise BadInput(
+            f"refusing to forget everything of {owner} without --yes (stdin is not a terminal)"
         )
     count = hs.stats(owner).memories
     if not click.confirm(
         f"Forget all {count} memories of {owner}, and its working memory?", err=True
     ):
-        raise CliError("not confirmed; nothing was forgotten", EXIT_FAILURE)
+        raise CliError("not confirmed; nothing was forgotten")
 
 
 @cli.command("list")
@@ -493,20 +553,37 @@ def _confirm_forget_all(hs: Hindsight, owner: str) -> None:
 @click.option("--kind", "kinds", multiple=True, type=KINDS, help="Only these kinds (repeatable).")
 @click.option("--session", "session_id", metavar="ID", help="Only this session's memories.")
 @click.option("--history", is_flag=True, help="Include superseded memories.")
-@click.option("--status", type=STATUSES, default="active", show_default=True,
-              help="Only memories in this status.")
+@click.option(
+    "--status",
+    type=STATUSES,
+    default="active",
+    show_default=True,
+    help="Only memories in this status.",
+)
 @click.option("--limit", type=int, default=50, show_default=True, help="Page size.")
 @click.option("--offset", type=int, default=0, show_default=True, help="Skip this many.")
 @json_option
 @click.pass_obj
 def list_(
-    app: App, owner: str, kinds: tuple[str, ...], session_id: str | None, history: bool,
-    status: str, limit: int, offset: int, as_json: bool,
+    app: App,
+    owner: str,
+    kinds: tuple[str, ...],
+    session_id: str | None,
+    history: bool,
+    status: str,
+    limit: int,
+    offset: int,
+    as_json: bool,
 ) -> None:
     """List OWNER's memories, newest observed first."""
-    memories = app.engine.list(
-        owner, kinds=list(kinds) or None, session_id=session_id, include_history=history,
-        status=status, limit=limit, offset=offset,
+    memories = app.engine.list_memories(
+        owner,
+        kinds=list(kinds) or None,
+        session_id=session_id,
+        include_history=history,
+        status=status,
+        limit=limit,
+        offset=offset,
     )
     if as_json:
         emit_json({"memories": [memory_json(m) for m in memories]})
@@ -560,15 +637,23 @@ def stats(app: App, owner: str | None, as_json: bool) -> None:
 @click.argument("memory_id", metavar="ID")
 @click.pass_obj
 def update(
-    app: App, content: str | None, metadata_json: str | None, confidence: float | None,
-    status: str | None, as_json: bool, memory_id: str,
+    app: App,
+    content: str | None,
+    metadata_json: str | None,
+    confidence: float | None,
+    status: str | None,
+    as_json: bool,
+    memory_id: str,
 ) -> None:
     """Change one memory in place."""
     if content is None and metadata_json is None and confidence is None and status is None:
-        raise click.UsageError("nothing to update: give --content, --metadata, --confidence "
-                               "or --status")
-    text = None if content is None else read_text(
-        content, limit_chars=app.settings().max_content_chars
+        raise click.UsageError(
+            "nothing to update: give --content, --metadata, --confidence or --status"
+        )
+    text = (
+        None
+        if content is None
+        else read_text(content, limit_chars=app.settings().max_content_chars)
     )
     metadata = parse_metadata(metadata_json)
     memory = app.engine.update(
@@ -625,7 +710,7 @@ def import_(app: App, as_json: bool, file: BinaryIO) -> None:
     except ValidationError as exc:
         prefix = f"record {at}: "
         if at and str(exc).startswith(prefix):
-            raise ValidationError(f"line {lines[at - 1]}: {str(exc)[len(prefix):]}") from None
+            raise ValidationError(f"line {lines[at - 1]}: {str(exc)[len(prefix) :]}") from None
         raise
     if as_json:
         emit_json(counts)
@@ -655,9 +740,7 @@ def _read_json_lines(stream: BinaryIO) -> list[tuple[int, dict[str, Any]]]:
         rid = record.get("id")
         if isinstance(rid, str):
             if rid in first_line:
-                raise ValidationError(
-                    f"line {number} repeats id {rid!r} of line {first_line[rid]}"
-                )
+                raise ValidationError(f"line {number} repeats id {rid!r} of line {first_line[rid]}")
             first_line[rid] = number
         records.append((number, record))
     return records
@@ -676,9 +759,7 @@ def session() -> None:
 @json_option
 @click.argument("text")
 @click.pass_obj
-def session_add(
-    app: App, owner: str, session_id: str, role: str, as_json: bool, text: str
-) -> None:
+def session_add(app: App, owner: str, session_id: str, role: str, as_json: bool, text: str) -> None:
     """Add a turn to a session's window ('-' reads stdin).
 
     The window moves to long-term memory when it is full, or at once on a
@@ -689,13 +770,15 @@ def session_add(
     result = hs.observe(owner, session_id, content, role=role)
     window = hs.window(owner, session_id)
     if as_json:
-        emit_json({
-            "owner": owner,
-            "session_id": session_id,
-            "window_turns": len(window),
-            "consolidated": result is not None,
-            "retained": None if result is None else retain_json(result),
-        })
+        emit_json(
+            {
+                "owner": owner,
+                "session_id": session_id,
+                "window_turns": len(window),
+                "consolidated": result is not None,
+                "retained": None if result is None else retain_json(result),
+            }
+        )
         return
     click.echo(f"added to {session_id}; {len(window)} turn(s) in the window")
     if result is not None:
@@ -712,14 +795,16 @@ def session_show(app: App, owner: str, session_id: str, as_json: bool) -> None:
     """Show a session's working memory, oldest turn first."""
     turns = app.engine.window(owner, session_id)
     if as_json:
-        emit_json({"owner": owner, "session_id": session_id,
-                   "turns": [turn_json(t) for t in turns]})
+        emit_json(
+            {"owner": owner, "session_id": session_id, "turns": [turn_json(t) for t in turns]}
+        )
         return
     if not turns:
         click.echo("no turns")
     for t in turns:
-        click.echo(f"{t.seq:>5}  {t.created_at:%Y-%m-%d %H:%M:%S}  {t.role:<9} "
-                   f"{short(t.content, 80)}")
+        click.echo(
+            f"{t.seq:>5}  {t.created_at:%Y-%m-%d %H:%M:%S}  {t.role:<9} {short(t.content, 80)}"
+        )
 
 
 @session.command("close")
@@ -736,10 +821,28 @@ def session_close(app: App, owner: str, session_id: str, as_json: bool) -> None:
         click.echo("\n".join(retain_lines(result)))
 
 
+@session.command("list")
+@owner_option
+@json_option
+@click.pass_obj
+def session_list(app: App, owner: str, as_json: bool) -> None:
+    """List OWNER's open sessions with their turn and token counts, latest first."""
+    rows = app.engine.sessions(owner)
+    if as_json:
+        emit_json({"sessions": [{"session_id": s, "turns": n, "tokens": t} for s, n, t in rows]})
+        return
+    if not rows:
+        click.echo("no open sessions")
+    for sid, turns, tokens in rows:
+        click.echo(f"{sid}  {turns} turns  ~{tokens} tokens")
+
+
 # -- demo --------------------------------------------------------------------------------------
 @cli.command("demo")
 @click.option(
-    "--home", "demo_home", type=click.Path(file_okay=False, path_type=Path),
+    "--home",
+    "demo_home",
+    type=click.Path(file_okay=False, path_type=Path),
     help="Keep the demo's store here (default: a temporary directory, removed after).",
 )
 @json_option
@@ -757,16 +860,21 @@ def demo_(app: App, demo_home: Path | None, as_json: bool) -> None:
         hs = stack.enter_context(Hindsight(app.settings(home)))
         run = demo.run(hs)
         if as_json:
-            emit_json({
-                "home": str(home) if demo_home or app.home else None,
-                "owner": demo.OWNER,
-                "retained": [retain_json(r) for r in run.retained],
-                "recalls": [{"query": q, "results": [result_json(r) for r in results]}
-                            for q, results in run.recalls],
-            })
+            emit_json(
+                {
+                    "home": str(home) if demo_home or app.home else None,
+                    "owner": demo.OWNER,
+                    "retained": [retain_json(r) for r in run.retained],
+                    "recalls": [
+                        {"query": q, "results": [result_json(r) for r in results]}
+                        for q, results in run.recalls
+                    ],
+                }
+            )
         else:
-            demo.print_run(run, home=home if demo_home or app.home else None,
-                           show_results=print_results)
+            demo.print_run(
+                run, home=home if demo_home or app.home else None, show_results=print_results
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -468,13 +468,17 @@ class Hindsight:
     ) -> ForgetReceipt:
         """Delete one memory, or an owner's memories (optionally of one session or period).
 
-        What was derived only from deleted memories goes too; the receipt lists it all.
+        With ``memory_id``, ``owner`` (if given) must own it. What was derived only
+        from deleted memories goes too; the receipt lists it all.
         """
         criteria: dict[str, Any]
         if memory_id is not None:
-            if owner is not None or session_id is not None or since or until:
+            if session_id is not None or since or until:
                 raise ValidationError("give a memory id, or an owner with filters, not both")
             memory = self.get(memory_id)
+            if owner is not None and memory.owner != validate.owner(owner):
+                # the same answer as for an unknown id: do not reveal whose it is
+                raise NotFoundError(f"no memory with id {memory_id!r} belongs to {owner}")
             owner, ids = memory.owner, [memory.id]
             criteria = {"id": memory_id}
         else:
@@ -499,8 +503,9 @@ class Hindsight:
                 self._clear_working(owner, session_id)
         derived = self.store.derived_closure(ids)
         at = datetime.now(UTC)
+        receipt_id = new_id("r")
         receipt = {
-            "id": new_id("r"),
+            "id": receipt_id,
             "at": at,
             "owner": owner,
             "criteria": criteria,
@@ -508,13 +513,12 @@ class Hindsight:
             "derived_ids": derived,
         }
         self.store.delete([*ids, *derived], receipt=receipt)
-        return ForgetReceipt(deleted_ids=ids, derived_ids=derived, at=at, criteria=criteria)
+        return ForgetReceipt(
+            id=receipt_id, deleted_ids=ids, derived_ids=derived, at=at, criteria=criteria
+        )
 
     def _clear_working(self, owner: str, session_id: str | None) -> None:
-        now = datetime.now(UTC)
-        sessions = (
-            [session_id] if session_id else [s for s, _, _ in self.store.wm_sessions(owner, now)]
-        )
+        sessions = [session_id] if session_id else [s for s, _, _ in self.sessions(owner)]
         for sid in sessions:
             self.store.wm_clear(owner, sid)
 
@@ -540,6 +544,13 @@ class Hindsight:
                 raise ValidationError(f"record {line}: {exc}") from None
             memory.embedding_model = self.embedder.model_id
             memories.append(memory)
+        first: dict[str, int] = {}
+        for line, memory in enumerate(memories, start=1):
+            if memory.id in first:
+                raise ValidationError(
+                    f"record {line}: repeats id {memory.id!r} of record {first[memory.id]}"
+                )
+            first[memory.id] = line
         known = {m.id for m in self.store.get([m.id for m in memories])}
         fresh = [m for m in memories if m.id not in known]
         vectors = self.embedder.encode_documents([m.content for m in fresh])
@@ -604,6 +615,10 @@ class Hindsight:
             _EVENT_TAGS & set(e.tags) for e in self.extractor.extract([turn], subject="User")
         )
         return self.consolidate(owner, sid) if full or event else None
+
+    def sessions(self, owner: str) -> list[tuple[str, int, int]]:
+        """An owner's open sessions as (session id, turns, estimated tokens), latest first."""
+        return self.store.wm_sessions(validate.owner(owner), datetime.now(UTC))
 
     def window(self, owner: str, session_id: str) -> list[WorkingTurn]:
         """A session's working memory, oldest first."""

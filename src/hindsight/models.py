@@ -147,6 +147,7 @@ class RetainResult:
 class ForgetReceipt:
     """Proof of a deletion: what was removed, when, and why."""
 
+    id: str
     deleted_ids: list[str]
     derived_ids: list[str]
     at: datetime

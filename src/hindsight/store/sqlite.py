@@ -85,8 +85,8 @@ class SQLiteStore(Store):
         hnsw_threshold: int = 20_000,
         synchronous: str = "NORMAL",
     ) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
                 str(path), isolation_level=None, check_same_thread=False, timeout=10.0
             )
@@ -94,7 +94,7 @@ class SQLiteStore(Store):
             self._conn.execute(f"PRAGMA synchronous={synchronous}")
             self._conn.execute("PRAGMA foreign_keys=ON")
             migrate(self._conn)
-        except sqlite3.DatabaseError as exc:
+        except (OSError, sqlite3.DatabaseError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
         self.path = path
         self._lock = threading.RLock()
@@ -330,7 +330,9 @@ class SQLiteStore(Store):
             for chunk in _chunks(list(sims)):
                 allowed.extend(
                     self._read(
-                        f"SELECT id, rowid FROM memories m WHERE rowid IN ({_marks(chunk)}) "
+                        # NOT INDEXED: look the hits up by rowid, never scan an owner's rows
+                        f"SELECT id, rowid FROM memories AS m NOT INDEXED "
+                        f"WHERE rowid IN ({_marks(chunk)}) "
                         f"AND {where}",
                         (*chunk, *params),
                     )
@@ -347,7 +349,7 @@ class SQLiteStore(Store):
         where, params = _where(flt)
         rows = self._read(
             "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            "JOIN memories AS m NOT INDEXED ON m.rowid = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts) LIMIT ?",
             (match, *params, k),
         )

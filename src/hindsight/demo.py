@@ -1,0 +1,135 @@
+"""``hindsight demo``: a short sample conversation, retained and then recalled.
+
+Two sessions a month apart: the user states preferences and facts, a tool
+fails, then the user moves house (which supersedes the old location) and
+corrects the agent. The recalls show what came back and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Final
+
+import click
+
+from hindsight.engine import Hindsight
+from hindsight.models import RecallResult, RetainResult
+
+OWNER: Final = "user:demo"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    role: str
+    content: str
+    tool_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    session_id: str
+    days_ago: int
+    lines: tuple[Line, ...]
+
+
+SESSIONS: Final = (
+    Session(
+        "demo-1",
+        30,
+        (
+            Line("user", "Hi! I live in Lisbon and I work as a nurse."),
+            Line("assistant", "Nice to meet you. How can I help?"),
+            Line("user", "I love jazz, especially Coltrane. I hate loud pop music."),
+            Line("user", "I am vegetarian, so please keep recipes meat-free."),
+            Line("assistant", "Let me check the weather for your weekend."),
+            Line(
+                "tool",
+                "Error: weather API request timed out after 30 seconds.",
+                tool_name="weather",
+            ),
+        ),
+    ),
+    Session(
+        "demo-2",
+        0,
+        (
+            Line("user", "Big news! I moved to Berlin last week."),
+            Line("assistant", "Congratulations! Shall I add soy milk to your shopping list?"),
+            Line("user", "No, I drink oat milk, not soy milk."),
+            Line("user", "I prefer short answers without emojis."),
+        ),
+    ),
+)
+
+QUERIES: Final = (
+    "Where does the user live?",
+    "What music does the user like?",
+    "What milk should I buy for the user?",
+    "Which tool calls failed?",
+)
+
+
+@dataclass(slots=True)
+class DemoRun:
+    retained: list[RetainResult] = field(default_factory=list)
+    superseded: list[tuple[str, str]] = field(default_factory=list)  # (old, new) contents
+    recalls: list[tuple[str, list[RecallResult]]] = field(default_factory=list)
+
+
+def run(hs: Hindsight, *, k: int = 3, now: datetime | None = None) -> DemoRun:
+    """Retain the sample sessions for :data:`OWNER`, then run :data:`QUERIES`."""
+    now = now or datetime.now(UTC)
+    result = DemoRun()
+    for session in SESSIONS:
+        when = now - timedelta(days=session.days_ago)
+        messages = [
+            {
+                "role": line.role,
+                "content": line.content,
+                "tool_name": line.tool_name,
+                "observed_at": when + timedelta(minutes=i),
+            }
+            for i, line in enumerate(session.lines)
+        ]
+        kept = hs.retain(OWNER, messages=messages, session_id=session.session_id)
+        result.retained.append(kept)
+        result.superseded += [
+            (hs.get(old).content, hs.get(new).content) for old, new in kept.superseded
+        ]
+    for query in QUERIES:
+        result.recalls.append((query, hs.recall(OWNER, query, k=k)))
+    return result
+
+
+def print_run(
+    run: DemoRun,
+    *,
+    home: Path | None,
+    show_results: Callable[[Sequence[RecallResult]], None],
+) -> None:
+    """Print the conversation, what was kept, and each recall via ``show_results``."""
+    where = f"in {home}" if home else "in a temporary store (use --home DIR to keep it)"
+    click.echo(f"hindsight demo: a sample conversation for {OWNER}, {where}\n")
+    for session, retained in zip(SESSIONS, run.retained, strict=True):
+        ago = f"{session.days_ago} days ago" if session.days_ago else "today"
+        click.echo(f"session {session.session_id} ({ago}):")
+        for line in session.lines:
+            click.echo(f"  {line.role:>9}: {line.content}")
+        click.echo(
+            f"  -> kept {len(retained.episodes)} turns verbatim, extracted "
+            f"{len(retained.created)} memories, merged {len(retained.updated)}, "
+            f"superseded {len(retained.superseded)}\n"
+        )
+    for old, new in run.superseded:
+        click.echo(f'"{new}" superseded "{old}": the old fact is kept as history only.')
+    if run.superseded:
+        click.echo()
+    for query, results in run.recalls:
+        click.echo(f'recall "{query}"')
+        show_results(results)
+        click.echo()
+    click.echo("'why' lists each search channel's rank (dense = meaning, bm25 = words,")
+    click.echo("recency, frequency) and the boosts that turned the fused rank into the score.")
