@@ -91,7 +91,11 @@ class Hindsight:
             hnsw_threshold=self.settings.hnsw_threshold,
             synchronous=self.settings.sqlite_synchronous,
         )
-        self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
+        try:
+            self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
+        except BaseException:
+            self.store.close()
+            raise
         self._rerank = Rerank(half_life_days=self.settings.recency_half_life_days)
         self._access: dict[str, int] = {}
         self._access_lock = threading.Lock()
