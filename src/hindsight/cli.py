@@ -877,6 +877,49 @@ def demo_(app: App, demo_home: Path | None, as_json: bool) -> None:
             )
 
 
+# -- benchmarks ----------------------------------------------------------------------------
+@cli.group()
+def bench() -> None:
+    """Measure speed and recall quality through the code users run."""
+
+
+@bench.command("scale")
+@click.option(
+    "--n",
+    "n",
+    type=click.IntRange(1, 10_000_000),
+    default=100_000,
+    show_default=True,
+    help="How many memories to build the store with.",
+)
+@click.option(
+    "--queries",
+    type=click.IntRange(1, 100_000),
+    default=200,
+    show_default=True,
+    help="How many recalls to time.",
+)
+@json_option
+@click.pass_obj
+def bench_scale(app: App, n: int, queries: int, as_json: bool) -> None:
+    """Ingest N generated memories for one owner, then time recalls on that store.
+
+    Runs in a fresh temporary store unless --home is given on the group.
+    """
+    from hindsight.bench import scale
+
+    with contextlib.ExitStack() as stack:
+        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-b-")))
+        bar = stack.enter_context(app.progress(range(n), length=n, label="ingesting"))
+        step = getattr(bar, "update", None)
+        result = scale.run(app.settings(home), n, queries=queries, progress=step)
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    for key, value in result.as_dict().items():
+        click.echo(f"{key:>20}  {value}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``hindsight`` console script."""
     cli.main(args=argv, prog_name="hindsight")

@@ -359,16 +359,20 @@ class SQLiteStore(Store):
     def vector_snapshot(
         self, owner: str
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], int]:
-        with self._lock:
-            head = self.vector_log_head()
-            rows = self._read("SELECT key, vec FROM vectors WHERE owner = ? ORDER BY key", (owner,))
         dim = self._dimension or 0
-        keys = np.array([r[0] for r in rows], dtype=np.int64)
-        if rows:
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
-        else:
-            matrix = np.zeros((0, dim), dtype=np.float32)
-        return keys, matrix.astype(np.float32), head
+        with self._lock:  # one consistent read: the head and the rows it covers
+            head = self.vector_log_head()
+            (count,) = self._read("SELECT count(*) FROM vectors WHERE owner = ?", (owner,))[0]
+            keys = np.empty(count, dtype=np.int64)
+            matrix = np.empty((count, dim), dtype=np.float32)
+            cursor = self._conn.execute(
+                "SELECT key, vec FROM vectors WHERE owner = ? ORDER BY key", (owner,)
+            )
+            # Fill preallocated arrays row by row: no list of blobs, no joined copy.
+            for i, (key, blob) in enumerate(cursor):
+                keys[i] = key
+                matrix[i] = np.frombuffer(blob, dtype="<f4")
+        return keys, matrix, head
 
     def vector_changes(
         self, owner: str, after_seq: int

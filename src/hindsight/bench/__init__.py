@@ -1,0 +1,1 @@
+"""Benchmarks that run through the code users run (``hindsight bench ...``)."""

@@ -1,0 +1,196 @@
+"""``hindsight bench scale``: ingest throughput and recall latency on a store of N memories.
+
+The text is generated from templates with a fixed seed (people, actions, objects,
+places, times), so runs are repeatable and words repeat as they do in real notes.
+Ingest goes through ``import_records`` (the bulk path: embedding, FTS and vector
+rows in one transaction per batch); recall goes through ``recall`` with defaults.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hindsight.config import Settings
+from hindsight.engine import Hindsight
+from hindsight.store import Filter
+
+OWNER = "bench:scale"
+_PEOPLE = [
+    "Alice",
+    "Bob",
+    "my sister",
+    "our landlord",
+    "the client",
+    "Dr. Lee",
+    "the kids",
+    "grandma",
+    "my manager",
+    "Priya",
+    "the plumber",
+    "coach Martin",
+]
+_ACTIONS = [
+    "booked",
+    "cancelled",
+    "mentioned",
+    "asked about",
+    "recommended",
+    "complained about",
+    "paid for",
+    "forgot",
+    "planned",
+    "reviewed",
+    "postponed",
+    "loved",
+]
+_OBJECTS = [
+    "a trip to Lisbon",
+    "the quarterly budget",
+    "a sushi dinner",
+    "the new laptop",
+    "piano lessons",
+    "the dentist appointment",
+    "a hiking weekend",
+    "the kitchen renovation",
+    "a birthday party",
+    "the insurance claim",
+    "a chess tournament",
+    "the garden fence",
+    "a concert in Berlin",
+    "the car repair",
+    "a yoga class",
+    "the tax return",
+    "a camping trip",
+    "the wedding gifts",
+    "a pottery course",
+    "the server migration",
+]
+_WHEN = [
+    "on Monday",
+    "last week",
+    "in March",
+    "yesterday",
+    "next Friday",
+    "this morning",
+    "in the summer",
+    "after lunch",
+    "before the holidays",
+    "on her birthday",
+]
+QUERIES = [
+    "when is the dentist appointment",
+    "who recommended the sushi dinner",
+    "plans for the trip to Lisbon",
+    "how much did the kitchen renovation cost",
+    "what did my manager forget",
+    "is the chess tournament still on",
+    "who paid for the concert in Berlin",
+    "what happened with the insurance claim",
+]
+
+
+@dataclass(slots=True)
+class ScaleResult:
+    n: int
+    ingest_per_s: float
+    embed_only_per_s: float  # the embedder alone on the same texts: the ceiling
+    recall_p50_ms: float
+    recall_p95_ms: float
+    keyword_p50_ms: float
+    dense_p50_ms: float
+    embed_query_p50_ms: float
+    peak_rss_mb: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+def sentences(n: int, seed: int = 7) -> Iterator[str]:
+    rng = random.Random(seed)
+    for i in range(n):
+        yield (
+            f"{rng.choice(_PEOPLE)} {rng.choice(_ACTIONS)} {rng.choice(_OBJECTS)} "
+            f"{rng.choice(_WHEN)} (note {i})"
+        )
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _time_ms(fn: Callable[[str], object], queries: list[str]) -> list[float]:
+    out = []
+    for q in queries:
+        start = time.perf_counter()
+        fn(q)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def run(
+    settings: Settings,
+    n: int,
+    *,
+    batch: int = 2_000,
+    queries: int = 200,
+    progress: Callable[[int], None] | None = None,
+) -> ScaleResult:
+    """Build a store of ``n`` memories for one owner, then time recalls on it."""
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    with Hindsight(settings) as hs:
+        sample = list(sentences(min(n, 2_000), seed=99))
+        start = time.perf_counter()
+        hs.embedder.encode_documents(sample)
+        embed_only = len(sample) / (time.perf_counter() - start)
+
+        start = time.perf_counter()
+        pending: list[dict[str, Any]] = []
+        for i, text in enumerate(sentences(n)):
+            when = (base + timedelta(minutes=i)).isoformat()
+            pending.append(
+                {
+                    "id": f"b_{i:09d}",
+                    "owner": OWNER,
+                    "kind": "fact",
+                    "content": text,
+                    "observed_at": when,
+                }
+            )
+            if len(pending) == batch:
+                hs.import_records(pending)
+                pending = []
+                if progress:
+                    progress(batch)
+        if pending:
+            hs.import_records(pending)
+            if progress:
+                progress(len(pending))
+        hs.recall(OWNER, "warm up the index")  # loads or builds the ANN index
+        ingest = n / (time.perf_counter() - start)
+
+        asked = [QUERIES[i % len(QUERIES)] for i in range(queries)]
+        flt = Filter(owners=[OWNER])
+        recall = _time_ms(lambda q: hs.recall(OWNER, q, k=10), asked)
+        keyword = _time_ms(lambda q: hs.store.keyword_search(flt, q, 100), asked)
+        embed_q = _time_ms(hs.embedder.encode_query, asked)
+        vectors = {q: hs.embedder.encode_query(q) for q in QUERIES}
+        dense = _time_ms(lambda q: hs.store.vector_search(flt, vectors[q], 100), asked)
+    return ScaleResult(
+        n=n,
+        ingest_per_s=ingest,
+        embed_only_per_s=embed_only,
+        recall_p50_ms=statistics.median(recall),
+        recall_p95_ms=_p(recall, 0.95),
+        keyword_p50_ms=statistics.median(keyword),
+        dense_p50_ms=statistics.median(dense),
+        embed_query_p50_ms=statistics.median(embed_q),
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    )
