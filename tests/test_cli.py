@@ -66,6 +66,7 @@ def snapshot(home: Path) -> tuple[Any, ...]:
         index_dir=settings.index_dir,
         hnsw_threshold=20_000,
         synchronous="OFF",
+        context_turns=settings.context_turns,
     )
     try:
         stats = asdict(store.stats())

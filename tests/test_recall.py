@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hindsight import Hindsight, Kind, ValidationError
+from hindsight.store import Filter
 
 FACTS = [
     ("Alice's cat is named Whiskers", "2024-01-05"),
@@ -121,3 +122,32 @@ def test_empty_store_and_no_match(hs: Hindsight) -> None:
 def test_bad_recall_arguments(hs: Hindsight, kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         hs.recall(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_turn_is_found_through_its_neighbours_words(hs: Hindsight) -> None:
+    hs.retain(
+        "user:alice",
+        messages=[
+            {"role": "user", "content": "We adopted a puppy from the shelter."},
+            {"role": "assistant", "content": "Wonderful! What did you name it?"},
+            {"role": "user", "content": "Biscuit, after my favourite snack."},
+        ],
+        session_id="s1",
+    )
+    results = hs.recall("user:alice", "shelter puppy name", k=10)
+    naming = next(r for r in results if r.memory.content.startswith("Biscuit"))
+    assert "bm25" in naming.explanation.channels  # matched only through its neighbours
+
+
+def test_forgetting_a_turn_removes_its_words_from_its_neighbours(hs: Hindsight) -> None:
+    result = hs.retain(
+        "user:alice",
+        messages=[
+            {"role": "user", "content": "My locker code is 4471."},
+            {"role": "user", "content": "Remind me about the gym tomorrow."},
+        ],
+        session_id="s1",
+    )
+    hs.forget(result.episodes[0])
+    hits = hs.store.keyword_search(Filter(owners=["user:alice"]), "4471 locker", 10)
+    assert hits == []

@@ -90,6 +90,7 @@ class Hindsight:
             index_dir=self.settings.index_dir,
             hnsw_threshold=self.settings.hnsw_threshold,
             synchronous=self.settings.sqlite_synchronous,
+            context_turns=self.settings.context_turns,
         )
         try:
             self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)

@@ -8,13 +8,22 @@ from hindsight.store.base import Filter, Store, StoreStats, WorkingTurn
 
 
 def open_store(
-    path: Path, *, index_dir: Path | None, hnsw_threshold: int, synchronous: str
+    path: Path,
+    *,
+    index_dir: Path | None,
+    hnsw_threshold: int,
+    synchronous: str,
+    context_turns: int,
 ) -> Store:
     """The embedded SQLite store at ``path``."""
     from hindsight.store.sqlite import SQLiteStore
 
     return SQLiteStore(
-        path, index_dir=index_dir, hnsw_threshold=hnsw_threshold, synchronous=synchronous
+        path,
+        index_dir=index_dir,
+        hnsw_threshold=hnsw_threshold,
+        synchronous=synchronous,
+        context_turns=context_turns,
     )
 
 

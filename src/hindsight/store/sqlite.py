@@ -55,14 +55,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def fts_text(memory: Memory) -> str:
-    """What keyword search sees: content, hints and the speaker's name."""
-    parts = [memory.content, *memory.query_hints]
-    if memory.provenance.speaker:
-        parts.append(memory.provenance.speaker)
-    return "\n".join(parts)
-
-
 def fts_query(text: str) -> str | None:
     """A safe FTS5 query: the words of ``text`` as quoted terms joined by OR."""
     words = [w.lower() for w in _WORD.findall(text)]
@@ -84,6 +76,7 @@ class SQLiteStore(Store):
         index_dir: Path | None = None,
         hnsw_threshold: int = 20_000,
         synchronous: str = "NORMAL",
+        context_turns: int = 2,
     ) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,6 +93,7 @@ class SQLiteStore(Store):
         self._lock = threading.RLock()
         self._index_dir = index_dir
         self._hnsw_threshold = hnsw_threshold
+        self._context_turns = context_turns
         self._index: VectorIndex | None = None
         self._dimension: int | None = None
 
@@ -159,6 +153,7 @@ class SQLiteStore(Store):
         insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
     ) -> None:
+        touched: set[int] = set()  # rows whose keyword-index text must be (re)built
         with self._tx() as conn:
             for memory, vector in insert:
                 cur = conn.execute(
@@ -168,10 +163,8 @@ class SQLiteStore(Store):
                 key = cur.lastrowid
                 assert key is not None
                 self._put_vector(conn, key, memory, vector)
-                conn.execute(
-                    "INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (key, fts_text(memory))
-                )
                 self._link(conn, memory)
+                touched.add(key)
             for memory, maybe_vector in update:
                 row = conn.execute(
                     "SELECT rowid FROM memories WHERE id = ?", (memory.id,)
@@ -183,14 +176,70 @@ class SQLiteStore(Store):
                 conn.execute(
                     f"UPDATE memories SET {assignments} WHERE rowid = ?", (*self._row(memory), key)
                 )
-                conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (key,))
-                conn.execute(
-                    "INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (key, fts_text(memory))
-                )
                 conn.execute("DELETE FROM derivations WHERE child = ?", (memory.id,))
                 self._link(conn, memory)
                 if maybe_vector is not None:
                     self._put_vector(conn, key, memory, maybe_vector)
+                touched.add(key)
+            self._reindex(conn, touched | self._neighbours(conn, touched))
+
+    def _neighbours(self, conn: sqlite3.Connection, keys: set[int]) -> set[int]:
+        """Episodes within ``context_turns`` of these rows in the same session."""
+        found: set[int] = set()
+        if not self._context_turns:
+            return found
+        for key in keys:
+            row = conn.execute(
+                "SELECT owner, session_id FROM memories WHERE rowid = ? AND kind = 'episode'",
+                (key,),
+            ).fetchone()
+            if row is None or row[1] is None:
+                continue
+            for op, order in (("<", "DESC"), (">", "ASC")):
+                found.update(
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT rowid FROM memories WHERE owner = ? AND session_id = ? "
+                        f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} LIMIT ?",
+                        (row[0], row[1], key, self._context_turns),
+                    )
+                )
+        return found
+
+    def _reindex(self, conn: sqlite3.Connection, keys: set[int]) -> None:
+        """Rebuild the keyword-index rows of these memories from what the store now holds.
+
+        What keyword search sees: the content, query hints, speaker and date, and for
+        a turn of a session its neighbouring turns (the turn alone is often too short
+        to share words with a question about it; the turn itself is still what is
+        returned). A deleted row just leaves the index.
+        """
+        for key in sorted(keys):
+            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (key,))
+            row = conn.execute(
+                "SELECT owner, kind, content, query_hints, speaker, observed_at, session_id "
+                "FROM memories WHERE rowid = ?",
+                (key,),
+            ).fetchone()
+            if row is None:
+                continue
+            owner, kind, content, hints, speaker, observed, session = row
+            when = datetime.fromtimestamp(observed, tz=UTC)
+            parts = [content, *json.loads(hints), speaker or "", f"{when.day} {when:%B %Y}"]
+            if kind == Kind.EPISODE.value and session is not None and self._context_turns:
+                for op, order in (("<", "DESC"), (">", "ASC")):
+                    parts.extend(
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT content FROM memories WHERE owner = ? AND session_id = ? "
+                            f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} "
+                            "LIMIT ?",
+                            (owner, session, key, self._context_turns),
+                        )
+                    )
+            conn.execute(
+                "INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (key, "\n".join(parts))
+            )
 
     def _put_vector(
         self, conn: sqlite3.Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
@@ -448,12 +497,14 @@ class SQLiteStore(Store):
 
     def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
         with self._tx() as conn:
+            gone: set[int] = set()
             for chunk in _chunks(list(ids)):
                 rows = conn.execute(
                     f"SELECT rowid, owner FROM memories WHERE id IN ({_marks(chunk)})", chunk
                 ).fetchall()
+                keys = {key for key, _ in rows}
+                gone |= keys | self._neighbours(conn, keys)  # neighbours quote deleted text
                 for key, owner in rows:
-                    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (key,))
                     conn.execute("DELETE FROM vectors WHERE key = ?", (key,))
                     conn.execute(
                         "INSERT INTO vector_log (owner, key, op) VALUES (?, ?, 0)", (owner, key)
@@ -466,6 +517,7 @@ class SQLiteStore(Store):
                     f"UPDATE memories SET superseded_by = NULL WHERE superseded_by IN ({marks})",
                     chunk,
                 )
+            self._reindex(conn, gone)
             conn.execute(
                 "INSERT INTO receipts (id, at, owner, criteria, deleted_ids, derived_ids) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
