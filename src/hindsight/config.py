@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -42,6 +43,7 @@ class Settings(BaseSettings):
 
     # read path
     context_turns: int = Field(default=2, ge=0, le=10)  # neighbours indexed with a turn
+    fusion: Literal["rrf", "minmax"] = "rrf"
     rrf_k: int = Field(default=60, gt=0)
     candidates: int = Field(default=100, gt=0)
     recency_half_life_days: float = Field(default=30.0, gt=0)

@@ -56,6 +56,16 @@ _SOURCE_OF_ROLE: Final = {
 _EVENT_TAGS: Final = frozenset({"correction", "tool_failure"})
 
 
+def embedding_text(memory: Memory) -> str:
+    """What a memory's vector encodes: a turn with its speaker's name, as a line of a transcript.
+
+    A question names people ("When did Caroline ...?") that the turn itself rarely does.
+    """
+    if memory.kind is Kind.EPISODE and memory.provenance.speaker:
+        return f"{memory.provenance.speaker}: {memory.content}"
+    return memory.content
+
+
 class _Unset:
     """Marks an argument that was not given, where None is a meaningful value."""
 
@@ -218,7 +228,7 @@ class Hindsight:
         return memory
 
     def _write(self, memories: Sequence[Memory], *, now: datetime) -> RetainResult:
-        vectors = self.embedder.encode_documents([m.content for m in memories])
+        vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
         candidates = [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
         changes = plan(
             self.store, candidates, dedupe_similarity=self.settings.dedupe_similarity, now=now
@@ -357,6 +367,7 @@ class Hindsight:
         ranked = score(
             found,
             rank_channels(channels),
+            fusion=self.settings.fusion,
             rrf_k=self.settings.rrf_k,
             owner_weights=weights,
             now=now,
@@ -447,7 +458,7 @@ class Hindsight:
         vector = None
         if not isinstance(content, _Unset):
             memory.content = self._text(content)
-            vector = self.embedder.encode_documents([memory.content])[0]
+            vector = self.embedder.encode_documents([embedding_text(memory)])[0]
         if not isinstance(metadata, _Unset):
             memory.metadata = validate.metadata(metadata, limit=self.settings.max_metadata_bytes)
         if not isinstance(confidence, _Unset):
@@ -558,7 +569,7 @@ class Hindsight:
             first[memory.id] = line
         known = {m.id for m in self.store.get([m.id for m in memories])}
         fresh = [m for m in memories if m.id not in known]
-        vectors = self.embedder.encode_documents([m.content for m in fresh])
+        vectors = self.embedder.encode_documents([embedding_text(m) for m in fresh])
         self.store.write(insert=list(zip(fresh, vectors, strict=True)))
         return {"imported": len(fresh), "skipped": len(memories) - len(fresh)}
 

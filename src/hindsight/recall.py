@@ -75,6 +75,29 @@ def fuse(
     return fused
 
 
+def fuse_minmax(
+    ranked: Mapping[str, Mapping[str, ChannelHit]],
+    *,
+    weights: Mapping[str, float] = CHANNEL_WEIGHTS,
+) -> dict[str, float]:
+    """Weighted score fusion: each channel's raw scores scaled to 0..1 (min-max), summed.
+
+    Unlike RRF it keeps how far apart the scores are, which matters when a store
+    holds a few hundred memories and the top few are much better than the rest.
+    """
+    fused: dict[str, float] = {}
+    for name, hits in ranked.items():
+        if not hits:
+            continue
+        weight = weights.get(name, 1.0)
+        low = min(hit.score for hit in hits.values())
+        span = max(hit.score for hit in hits.values()) - low
+        for mid, hit in hits.items():
+            scaled = (hit.score - low) / span if span > 0 else 1.0
+            fused[mid] = fused.get(mid, 0.0) + weight * scaled
+    return fused
+
+
 def boosts(memory: Memory, *, now: datetime, rerank: Rerank) -> dict[str, float]:
     """Multiplicative factors for confidence, recency and use."""
     age_days = max(0.0, (now - memory.observed_at).total_seconds() / 86_400)
@@ -89,13 +112,14 @@ def score(
     memories: Mapping[str, Memory],
     ranked: Mapping[str, Mapping[str, ChannelHit]],
     *,
+    fusion: str,
     rrf_k: int,
     owner_weights: Mapping[str, float],
     now: datetime,
     rerank: Rerank,
 ) -> list[RecallResult]:
-    """Fuse, rerank and explain; best first (ties broken by id for determinism)."""
-    fused = fuse(ranked, k=rrf_k)
+    """Fuse ("rrf" or "minmax"), rerank and explain; best first (ties broken by id)."""
+    fused = fuse(ranked, k=rrf_k) if fusion == "rrf" else fuse_minmax(ranked)
     results = []
     for mid, base in fused.items():
         memory = memories.get(mid)

@@ -18,11 +18,13 @@ from hindsight.embed.base import Embeddings, Vectors
 from hindsight.errors import EmbeddingError
 
 MAX_TOKENS = 256  # the model's max_seq_length
+TOKEN_BUDGET = 1_024  # tokens per inference call, padding included: bounds memory
 
 
 class MiniLM(Embeddings):
     model_id: ClassVar[str] = "all-MiniLM-L6-v2-int8"
     dimension: ClassVar[int] = 384
+    batch_size = 1_024  # texts handed to embed_batch at once; it groups them by length
 
     def __init__(self, *, threads: int | None = None) -> None:
         try:
@@ -35,7 +37,6 @@ class MiniLM(Embeddings):
         with resources.as_file(vocab) as path:
             tokenizer = BertWordPieceTokenizer(str(path), lowercase=True)
         tokenizer.enable_truncation(MAX_TOKENS)
-        tokenizer.enable_padding()
         self._tokenizer = tokenizer
         options = ort.SessionOptions()
         if threads:
@@ -45,14 +46,34 @@ class MiniLM(Embeddings):
             sess_options=options,
             providers=["CPUExecutionProvider"],
         )
-        # tokenizers' padding state is not safe to share across threads mid-call.
+        # the tokenizer's settings are shared state: one caller at a time
         self._lock = threading.Lock()
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         with self._lock:
             encodings = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        # Run texts of similar length together, in groups of at most TOKEN_BUDGET
+        # tokens: little padding, and memory bounded however long the texts are.
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(encodings), self.dimension), dtype=np.float32)
+        group: list[int] = []
+        for i in order:
+            if group and (len(group) + 1) * len(encodings[i].ids) > TOKEN_BUDGET:
+                out[group] = self._run([encodings[j].ids for j in group])
+                group = []
+            group.append(i)
+        if group:
+            out[group] = self._run([encodings[j].ids for j in group])
+        return out
+
+    def _run(self, rows: list[list[int]]) -> Vectors:
+        """Mean-pooled embeddings of token id rows (padded here to the longest)."""
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for n, row in enumerate(rows):
+            ids[n, : len(row)] = row
+            mask[n, : len(row)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         try:
             (hidden,) = self._session.run(["last_hidden_state"], feeds)
