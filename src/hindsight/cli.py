@@ -920,6 +920,81 @@ def bench_scale(app: App, n: int, queries: int, as_json: bool) -> None:
         click.echo(f"{key:>20}  {value}")
 
 
+def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--limit",
+        type=click.IntRange(1, None),
+        metavar="N",
+        help="Only the first N conversations.",
+    )(f)
+
+
+def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--out",
+        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        metavar="FILE",
+        help="Also write the JSON report to FILE.",
+    )(f)
+
+
+def _bench_quality(
+    app: App, name: str, path: Path, *, limit: int | None, as_json: bool, out: Path | None
+) -> None:
+    """Load a benchmark, run it in a store (temporary unless --home), print the report."""
+    from hindsight.bench import datasets, quality
+
+    dataset = datasets.LOADERS[name](path, limit=limit)
+    with contextlib.ExitStack() as stack:
+        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-q-")))
+        total = quality.work(dataset)
+        bar = stack.enter_context(app.progress(range(total), length=total, label=name))
+        report = quality.run(app.settings(home), dataset, progress=getattr(bar, "update", None))
+    data = report.as_dict()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(dumps(data) + "\n", encoding="utf-8")
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo("\n".join(quality.table(report)))
+
+
+@bench.command("locomo")
+@_limit_option
+@json_option
+@_out_option
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+def bench_locomo(app: App, limit: int | None, as_json: bool, out: Path | None, path: Path) -> None:
+    """Turn-level recall on LoCoMo (PATH is its locomo10.json), against BM25 and dense.
+
+    Each conversation is retained into its own owner through the normal write
+    path, then every question is recalled with default settings; BM25-only and
+    dense-only searches over the same turns run in the same store. Runs in a
+    fresh temporary store unless --home is given on the group.
+    """
+    _bench_quality(app, "locomo", path, limit=limit, as_json=as_json, out=out)
+
+
+@bench.command("beam")
+@_limit_option
+@json_option
+@_out_option
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.pass_obj
+def bench_beam(app: App, limit: int | None, as_json: bool, out: Path | None, path: Path) -> None:
+    """Turn-level recall on BEAM (PATH holds <n>/chat.json folders), against BM25 and dense.
+
+    Each conversation is retained into its own owner (a batch is a session),
+    then every probing question with source messages is recalled with default
+    settings. Also reports how often a knowledge update ranks above the
+    information it replaced. Runs in a fresh temporary store unless --home is
+    given on the group.
+    """
+    _bench_quality(app, "beam", path, limit=limit, as_json=as_json, out=out)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``hindsight`` console script."""
     cli.main(args=argv, prog_name="hindsight")

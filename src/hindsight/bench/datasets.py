@@ -1,0 +1,457 @@
+"""Loaders for public long-term-memory benchmarks, into one neutral shape.
+
+Each loader reads a benchmark's own files and returns a :class:`Dataset`:
+conversations of sessions of turns, and per conversation the questions whose
+evidence is a set of turn ids. Nothing is dropped silently: every question,
+evidence id or message that cannot be used is counted under a reason in
+:attr:`Conversation.skipped`, and every repair (a malformed evidence id
+normalised, an index marker stripped) in :attr:`Conversation.repaired`.
+
+* LoCoMo (``locomo10.json``, snap-research/LoCoMo): :func:`load_locomo`.
+* BEAM (a folder of ``<n>/chat.json`` and ``<n>/probing_questions/probing_questions.json``,
+  mohammadtavakoli78/BEAM): :func:`load_beam`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from hindsight.errors import ValidationError
+
+LOCOMO_CATEGORIES: Final = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BenchTurn:
+    """One message as the benchmark gives it; ``turn_id`` is what evidence names."""
+
+    turn_id: str
+    role: str  # "user" or "assistant"
+    speaker: str | None
+    text: str
+    time: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    turns: list[BenchTurn]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question and the turn ids that hold its answer.
+
+    ``ordered`` carries named evidence lists where their order matters, e.g.
+    BEAM knowledge updates: ``{"updated": [...], "original": [...]}``.
+    """
+
+    text: str
+    evidence: frozenset[str]
+    group: str
+    conversation_id: str
+    ordered: dict[str, list[str]] | None = None
+
+
+@dataclass(slots=True)
+class Conversation:
+    id: str
+    sessions: list[Session]
+    questions: list[Question] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> how many
+    repaired: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def turns(self) -> Iterator[BenchTurn]:
+        for session in self.sessions:
+            yield from session.turns
+
+
+@dataclass(slots=True)
+class Dataset:
+    name: str
+    conversations: list[Conversation]
+
+    def head(self, limit: int | None) -> Dataset:
+        """The first ``limit`` conversations (all when ``None``)."""
+        kept = self.conversations if limit is None else self.conversations[:limit]
+        return Dataset(self.name, kept)
+
+    @property
+    def questions(self) -> list[Question]:
+        return [q for c in self.conversations for q in c.questions]
+
+    @property
+    def turn_count(self) -> int:
+        return sum(len(s.turns) for c in self.conversations for s in c.sessions)
+
+    @property
+    def skipped(self) -> Counter[str]:
+        return sum((c.skipped for c in self.conversations), Counter())
+
+    @property
+    def repaired(self) -> Counter[str]:
+        return sum((c.repaired for c in self.conversations), Counter())
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with path.open("rb") as f:
+            return json.load(f)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"{path} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    except UnicodeDecodeError:
+        raise ValidationError(f"{path} is not UTF-8 text") from None
+
+
+# -- LoCoMo --------------------------------------------------------------------------------
+_SESSION_KEY: Final = re.compile(r"session_(\d+)")
+_DIA_ID: Final = re.compile(r"D:?(\d+):(\d+)")
+_EVIDENCE_SPLIT: Final = re.compile(r"[;,\s]+")
+
+
+def parse_locomo_time(value: object) -> datetime | None:
+    """'1:56 pm on 8 May, 2023' as a UTC datetime; anything else is None."""
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", "%d %B %Y"):
+        try:
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def normalise_dia_id(raw: str) -> str | None:
+    """'D:11:26' -> 'D11:26', 'D30:05' -> 'D30:5'; None when it is not a dialogue id."""
+    m = _DIA_ID.fullmatch(raw.strip())
+    return None if m is None else f"D{int(m[1])}:{int(m[2])}"
+
+
+def split_evidence(items: object) -> tuple[list[str], int]:
+    """Evidence strings split on ';', ',' and spaces; returns (ids, malformed count).
+
+    LoCoMo has entries such as 'D8:6; D9:17' and 'D9:1 D4:4 D4:6'.
+    """
+    if isinstance(items, str):
+        items = [items]
+    if not isinstance(items, list):
+        return [], 0
+    ids: list[str] = []
+    malformed = 0
+    for item in items:
+        for part in _EVIDENCE_SPLIT.split(str(item)):
+            if not part:
+                continue
+            norm = normalise_dia_id(part)
+            if norm is None:
+                malformed += 1
+            else:
+                ids.append(norm)
+    return ids, malformed
+
+
+def _locomo_turn(raw: object, session_time: datetime | None) -> BenchTurn | None:
+    if not isinstance(raw, dict):
+        return None
+    dia_id, text = raw.get("dia_id"), raw.get("text")
+    if not isinstance(dia_id, str) or not isinstance(text, str):
+        return None
+    caption = raw.get("blip_caption")
+    if isinstance(caption, str) and caption.strip():
+        text = f"{text} [shares a photo: {caption.strip()}]"
+    if not text.strip():
+        return None
+    speaker = raw.get("speaker")
+    return BenchTurn(
+        turn_id=normalise_dia_id(dia_id) or dia_id.strip(),
+        role="user",  # both sides of a LoCoMo chat are people; the name tells them apart
+        speaker=speaker if isinstance(speaker, str) and speaker.strip() else None,
+        text=text,
+        time=session_time,
+    )
+
+
+def _locomo_conversation(index: int, raw: object) -> Conversation:
+    if not isinstance(raw, dict) or not isinstance(raw.get("conversation"), dict):
+        raise ValidationError(f"LoCoMo item {index} has no 'conversation' object")
+    conv_id = str(raw.get("sample_id") or f"conv-{index}")
+    body: dict[str, Any] = raw["conversation"]
+    conv = Conversation(conv_id, [])
+    numbers = sorted(int(m[1]) for key in body if (m := _SESSION_KEY.fullmatch(key)))
+    for n in numbers:
+        when = parse_locomo_time(body.get(f"session_{n}_date_time"))
+        if when is None:
+            conv.skipped["session date-time missing or unparseable (turns kept without time)"] += 1
+        turns_raw = body[f"session_{n}"]
+        turns: list[BenchTurn] = []
+        for item in turns_raw if isinstance(turns_raw, list) else []:
+            turn = _locomo_turn(item, when)
+            if turn is None:
+                conv.skipped["turn without dia_id or text"] += 1
+            else:
+                turns.append(turn)
+        if turns:
+            conv.sessions.append(Session(f"session_{n}", turns))
+        else:
+            conv.skipped["empty session"] += 1
+    known = {t.turn_id for t in conv.turns}
+    for item in raw.get("qa") or []:
+        question = _locomo_question(conv, item, known)
+        if question is not None:
+            conv.questions.append(question)
+    return conv
+
+
+def _locomo_question(conv: Conversation, item: object, known: set[str]) -> Question | None:
+    if not isinstance(item, dict) or not str(item.get("question") or "").strip():
+        conv.skipped["QA item without a question"] += 1
+        return None
+    raw_evidence = item.get("evidence")
+    if not raw_evidence:
+        conv.skipped["question without evidence"] += 1
+        return None
+    ids, malformed = split_evidence(raw_evidence)
+    as_given = raw_evidence if isinstance(raw_evidence, list) else [raw_evidence]
+    if malformed or len(ids) != len(as_given) or any(i not in as_given for i in ids):
+        conv.repaired["QA item with malformed evidence normalised"] += 1
+    if malformed:
+        conv.skipped["evidence string that is not a dialogue id"] += malformed
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        conv.skipped["evidence id matching no turn (dropped)"] += len(unknown)
+    evidence = frozenset(i for i in ids if i in known)
+    if not evidence:
+        conv.skipped["question whose evidence matches no turn"] += 1
+        return None
+    category = item.get("category")
+    group = (
+        LOCOMO_CATEGORIES.get(category, f"category-{category}")
+        if isinstance(category, int)
+        else f"category-{category}"
+    )
+    return Question(str(item["question"]), evidence, group, conv.id)
+
+
+def load_locomo(path: Path, *, limit: int | None = None) -> Dataset:
+    """LoCoMo's ``locomo10.json``: a list of conversations with their QA items."""
+    data = _read_json(path)
+    if not isinstance(data, list):
+        raise ValidationError(f"{path} is not a LoCoMo file: expected a JSON list")
+    items = data if limit is None else data[:limit]
+    return Dataset("locomo", [_locomo_conversation(i, raw) for i, raw in enumerate(items)])
+
+
+# -- BEAM ----------------------------------------------------------------------------------
+# Each user message ends in an index marker such as ' ->-> 1,1' (also '1,N/A', '5,14)').
+_MARKER: Final = re.compile(r"\s*->->[\s\d,]*(?:N/A)?\)?\s*\Z")
+_TIME_FORMATS: Final = (
+    "%B-%d-%Y",
+    "%b-%d-%Y",
+    "%B %d, %Y",
+    "%b %d, %Y",
+    "%d %B %Y",
+    "%d %B, %Y",
+    "%Y-%m-%d",
+    "%m/%d/%Y",
+)
+
+
+def parse_beam_time(value: object) -> datetime | None:
+    """'March-15-2024' (and a few other date spellings, or ISO 8601) as UTC; else None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = " ".join(value.split())
+    for fmt in _TIME_FORMATS:
+        try:
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def strip_marker(text: str) -> tuple[str, bool]:
+    """The text without its trailing index marker, and whether there was one."""
+    stripped = _MARKER.sub("", text)
+    return stripped, stripped != text
+
+
+def flatten_ids(value: object) -> tuple[list[str], int]:
+    """Message ids from a list, a dict of lists, or any nesting of them, in order.
+
+    Returns (ids, malformed count); ids are ints or digit strings.
+    """
+    out: list[str] = []
+    bad = 0
+    if isinstance(value, dict):
+        for part in value.values():
+            ids, b = flatten_ids(part)
+            out.extend(ids)
+            bad += b
+    elif isinstance(value, list | tuple):
+        for part in value:
+            ids, b = flatten_ids(part)
+            out.extend(ids)
+            bad += b
+    elif isinstance(value, int) and not isinstance(value, bool):
+        out.append(str(value))
+    elif isinstance(value, str) and value.strip().isdigit():
+        out.append(str(int(value.strip())))
+    elif value is not None:
+        bad += 1
+    return out, bad
+
+
+def _beam_messages(turns: object) -> Iterator[object]:
+    """The messages of a batch in order; ``turns`` may be a list of lists."""
+    if not isinstance(turns, list):
+        return
+    for item in turns:
+        if isinstance(item, list):
+            yield from item
+        else:
+            yield item
+
+
+def _beam_sessions(conv: Conversation, chat: object) -> None:
+    if not isinstance(chat, list):
+        raise ValidationError(f"BEAM conversation {conv.id}: chat.json is not a list of batches")
+    last_time: datetime | None = None
+    for index, batch in enumerate(chat, start=1):
+        if not isinstance(batch, dict):
+            conv.skipped["batch that is not an object"] += 1
+            continue
+        number = batch.get("batch_number", index)
+        batch_time = _anchor(conv, batch.get("time_anchor"))
+        turns: list[BenchTurn] = []
+        for msg in _beam_messages(batch.get("turns")):
+            turn = _beam_turn(conv, msg, batch_time or last_time)
+            if turn is not None:
+                turns.append(turn)
+                last_time = turn.time or last_time
+        if turns:
+            conv.sessions.append(Session(f"b{number}", turns))
+        else:
+            conv.skipped["empty batch"] += 1
+
+
+def _anchor(conv: Conversation, value: object) -> datetime | None:
+    when = parse_beam_time(value)
+    if when is None and value not in (None, ""):
+        conv.skipped["unparseable time_anchor (ignored)"] += 1
+    return when
+
+
+def _beam_turn(conv: Conversation, msg: object, fallback: datetime | None) -> BenchTurn | None:
+    if not isinstance(msg, dict):
+        conv.skipped["message that is not an object"] += 1
+        return None
+    ids, _ = flatten_ids(msg.get("id"))
+    content, role = msg.get("content"), msg.get("role")
+    if len(ids) != 1 or not isinstance(content, str):
+        conv.skipped["message without an id or content"] += 1
+        return None
+    text, had_marker = strip_marker(content)
+    if had_marker:
+        conv.repaired["index marker stripped from message"] += 1
+    if not text.strip():
+        conv.skipped["message without text"] += 1
+        return None
+    if role not in ("user", "assistant"):
+        conv.repaired[f"role {role!r} read as 'user'"] += 1
+        role = "user"
+    return BenchTurn(
+        turn_id=ids[0],
+        role=role,
+        speaker=None,
+        text=text,
+        time=_anchor(conv, msg.get("time_anchor")) or fallback,
+    )
+
+
+def _beam_questions(conv: Conversation, probing: object, known: set[str]) -> None:
+    if not isinstance(probing, dict):
+        raise ValidationError(f"BEAM conversation {conv.id}: probing_questions is not an object")
+    for ability, items in probing.items():
+        for item in items if isinstance(items, list) else []:
+            question = _beam_question(conv, str(ability), item, known)
+            if question is not None:
+                conv.questions.append(question)
+
+
+def _beam_question(
+    conv: Conversation, ability: str, item: object, known: set[str]
+) -> Question | None:
+    if not isinstance(item, dict) or not str(item.get("question") or "").strip():
+        conv.skipped["probing item without a question"] += 1
+        return None
+    source = item.get("source_chat_ids")
+    ids, malformed = flatten_ids(source)
+    if malformed:
+        conv.skipped["evidence id that is not a message id (dropped)"] += malformed
+    if not ids and not malformed:
+        conv.skipped[f"question without evidence ({ability})"] += 1
+        return None
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        conv.skipped["evidence id matching no message (dropped)"] += len(unknown)
+    evidence = frozenset(i for i in ids if i in known)
+    if not evidence:
+        conv.skipped["question whose evidence matches no message"] += 1
+        return None
+    ordered = None
+    if isinstance(source, dict) and "updated_info" in source:
+        ordered = {
+            "updated": [i for i in flatten_ids(source.get("updated_info"))[0] if i in known],
+            "original": [i for i in flatten_ids(source.get("original_info"))[0] if i in known],
+        }
+    return Question(str(item["question"]), evidence, ability, conv.id, ordered)
+
+
+def _beam_folders(path: Path) -> list[Path]:
+    if (path / "chat.json").is_file():
+        return [path]  # one conversation given directly
+    folders = [p for p in path.iterdir() if p.is_dir() and (p / "chat.json").is_file()]
+    if not folders:
+        raise ValidationError(f"{path} holds no BEAM conversation (no <n>/chat.json)")
+    return sorted(
+        folders,
+        key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit() else 0, p.name),
+    )
+
+
+def load_beam(path: Path, *, limit: int | None = None) -> Dataset:
+    """A folder of BEAM conversations, each ``<n>/chat.json`` with its probing questions."""
+    folders = _beam_folders(path)
+    conversations = []
+    for folder in folders if limit is None else folders[:limit]:
+        conv = Conversation(folder.name, [])
+        _beam_sessions(conv, _read_json(folder / "chat.json"))
+        questions = folder / "probing_questions" / "probing_questions.json"
+        if questions.is_file():
+            _beam_questions(conv, _read_json(questions), {t.turn_id for t in conv.turns})
+        else:
+            conv.skipped["conversation without probing_questions.json"] += 1
+        conversations.append(conv)
+    return Dataset("beam", conversations)
+
+
+LOADERS: Final = {"locomo": load_locomo, "beam": load_beam}

@@ -1,0 +1,404 @@
+"""``hindsight bench locomo|beam``: metrics, loaders with the datasets' quirks, end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hindsight.bench import quality
+from hindsight.bench.datasets import (
+    flatten_ids,
+    load_beam,
+    load_locomo,
+    normalise_dia_id,
+    parse_beam_time,
+    parse_locomo_time,
+    split_evidence,
+    strip_marker,
+)
+from hindsight.bench.quality import (
+    aggregate,
+    frac_recall,
+    ndcg,
+    owner_for,
+    recall_all,
+    recall_any,
+    score_question,
+    update_ranked_first,
+)
+from hindsight.cli import cli
+from hindsight.validate import OWNER_RE
+
+# The benchmark data lives beside the repository, never inside it.
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+# -- metrics ---------------------------------------------------------------------------------
+POOL = [f"t{i}" for i in range(30)]
+rankings = st.lists(st.sampled_from(POOL), unique=True, max_size=30)
+evidences = st.frozensets(st.sampled_from(POOL), min_size=1, max_size=8)
+ks = st.integers(min_value=1, max_value=30)
+
+
+def test_metrics_on_a_known_ranking() -> None:
+    ranked = ["a", "x", "b", "y", "z"]
+    evidence = frozenset({"a", "b", "c"})
+    assert frac_recall(ranked, evidence, 1) == pytest.approx(1 / 3)
+    assert frac_recall(ranked, evidence, 5) == pytest.approx(2 / 3)
+    assert recall_any(ranked, evidence, 1) == 1.0
+    assert recall_all(ranked, evidence, 5) == 0.0
+    assert recall_all(["c", "b", "a"], evidence, 3) == 1.0
+    ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert ndcg(ranked, evidence, 5) == pytest.approx((1 + 1 / math.log2(4)) / ideal)
+    assert ndcg([], evidence, 10) == 0.0
+
+
+@given(rankings, evidences, ks)
+def test_metrics_lie_between_zero_and_one_in_order(
+    ranked: list[str], evidence: frozenset[str], k: int
+) -> None:
+    frac, any_, all_ = (f(ranked, evidence, k) for f in (frac_recall, recall_any, recall_all))
+    gain = ndcg(ranked, evidence, k)
+    for value in (frac, any_, all_, gain):
+        assert 0.0 <= value <= 1.0
+    assert all_ <= frac <= any_
+
+
+@given(rankings, evidences, ks)
+def test_recall_metrics_never_fall_as_k_grows(
+    ranked: list[str], evidence: frozenset[str], k: int
+) -> None:
+    # (NDCG is not monotone in k: its ideal grows with k too.)
+    for metric in (frac_recall, recall_any, recall_all):
+        assert metric(ranked, evidence, k) <= metric(ranked, evidence, k + 1)
+
+
+@given(evidences, rankings, ks)
+def test_a_perfect_ranking_scores_one(evidence: frozenset[str], rest: list[str], k: int) -> None:
+    ranked = sorted(evidence) + [t for t in rest if t not in evidence]
+    assert ndcg(ranked, evidence, k) == pytest.approx(1.0)
+    assert frac_recall(ranked, evidence, k) == pytest.approx(min(len(evidence), k) / len(evidence))
+    assert recall_any(ranked, evidence, k) == 1.0
+
+
+@given(rankings, evidences)
+def test_duplicates_in_a_ranking_do_not_inflate_ndcg(
+    ranked: list[str], evidence: frozenset[str]
+) -> None:
+    assert ndcg(ranked + ranked, evidence, 60) <= 1.0 + 1e-9
+
+
+def test_update_order_and_aggregation() -> None:
+    ordered = {"updated": ["u"], "original": ["o"]}
+    assert update_ranked_first(["x", "u", "o"], ordered)
+    assert not update_ranked_first(["o", "u"], ordered)
+    assert update_ranked_first(["u"], ordered)  # the original does not show at all
+    assert not update_ranked_first(["o", "x"], ordered)  # the update does not show
+    rows = [
+        ("a", score_question(["e1"], frozenset({"e1"}))),
+        ("b", score_question(["x"], frozenset({"e2"}))),
+    ]
+    figures = aggregate(rows)
+    assert list(figures) == ["overall", "a", "b"]
+    assert figures["overall"]["n"] == 2
+    assert figures["overall"]["frac_recall@10"] == 0.5
+    assert figures["a"]["ndcg@10"] == 1.0
+    assert figures["b"]["recall_any@5"] == 0.0
+
+
+def test_owner_names_are_valid() -> None:
+    for conv in ("conv-26", "1", "weird id/with spaces!", "é"):
+        assert OWNER_RE.match(owner_for("locomo", conv)), conv
+
+
+# -- LoCoMo loader ------------------------------------------------------------------------------
+def locomo_fixture() -> list[dict[str, Any]]:
+    """One conversation, 2 sessions and 12 turns, with LoCoMo's quirks in its QA."""
+    s1 = [
+        ("Caroline", "Hey Mel! I went to a support group yesterday and it was powerful."),
+        ("Melanie", "That's great! I painted a sunrise over the lake last week."),
+        ("Caroline", "I am thinking about a career in counseling."),
+        ("Melanie", "You would be a great counselor."),
+        ("Caroline", "Thanks!"),
+        ("Melanie", "Thanks!"),
+    ]
+    s2 = [
+        ("Caroline", "I adopted a puppy named Biscuit."),
+        ("Melanie", "Look at my new pottery bowl."),
+        ("Caroline", "My grandmother gave me a necklace from Sweden."),
+        ("Melanie", "We went camping in the mountains with the kids."),
+        ("Caroline", "I am reading Becoming Nicole."),
+        ("Melanie", "Thanks!"),
+    ]
+
+    def turns(session: int, lines: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [
+            {"speaker": who, "dia_id": f"D{session}:{i}", "text": text}
+            for i, (who, text) in enumerate(lines, start=1)
+        ]
+
+    session_2 = turns(2, s2)
+    session_2[1]["blip_caption"] = "a photo of a blue ceramic bowl"
+    return [
+        {
+            "sample_id": "conv-1",
+            "conversation": {
+                "speaker_a": "Caroline",
+                "speaker_b": "Melanie",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": turns(1, s1),
+                "session_2_date_time": "10:04 am on 19 June, 2023",
+                "session_2": session_2,
+            },
+            "qa": [
+                {"question": "What pet did Caroline adopt?", "evidence": ["D2:1"], "category": 4},
+                {
+                    "question": "What did Melanie make?",
+                    "evidence": ["D1:2; D2:2", "D:2:4"],
+                    "category": 1,
+                },
+                {"question": "What is Caroline reading?", "evidence": ["D2:05"], "category": 3},
+                {"question": "Is Melanie an ally?", "evidence": [], "category": 3},
+                {
+                    "question": "Where is the necklace from?",
+                    "evidence": ["D9:9", "D2:3"],
+                    "category": 2,
+                },
+                {
+                    "question": "Who won?",
+                    "evidence": ["D7:1"],
+                    "adversarial_answer": "x",
+                    "category": 5,
+                },
+            ],
+        }
+    ]
+
+
+def test_locomo_loader_keeps_speakers_times_and_captions(tmp_path: Path) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(locomo_fixture()))
+    data = load_locomo(path)
+    (conv,) = data.conversations
+    assert [s.id for s in conv.sessions] == ["session_1", "session_2"]
+    turns = list(conv.turns)
+    assert len(turns) == data.turn_count == 12
+    first = turns[0]
+    assert (first.turn_id, first.role, first.speaker) == ("D1:1", "user", "Caroline")
+    assert first.time is not None and first.time.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert turns[7].text.endswith("[shares a photo: a photo of a blue ceramic bowl]")
+
+
+def test_locomo_loader_repairs_evidence_and_counts_what_it_drops(tmp_path: Path) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(locomo_fixture()))
+    data = load_locomo(path)
+    questions = {q.text: q for q in data.questions}
+    assert len(questions) == 4
+    assert questions["What pet did Caroline adopt?"].group == "single-hop"
+    assert questions["What did Melanie make?"].evidence == {"D1:2", "D2:2", "D2:4"}
+    assert questions["What did Melanie make?"].group == "multi-hop"
+    assert questions["What is Caroline reading?"].evidence == {"D2:5"}
+    assert questions["Where is the necklace from?"].evidence == {"D2:3"}
+    assert data.skipped == {
+        "question without evidence": 1,
+        "evidence id matching no turn (dropped)": 2,
+        "question whose evidence matches no turn": 1,
+    }
+    assert data.repaired["QA item with malformed evidence normalised"] == 2
+
+
+def test_locomo_parsers() -> None:
+    assert normalise_dia_id("D:11:26") == "D11:26"
+    assert normalise_dia_id("D30:05") == "D30:5"
+    assert normalise_dia_id("D") is None
+    assert split_evidence(["D8:6; D9:17", "D9:1 D4:4,D4:6", "D"]) == (
+        ["D8:6", "D9:17", "D9:1", "D4:4", "D4:6"],
+        1,
+    )
+    when = parse_locomo_time("10:04 am on 19 December, 2023")
+    assert when is not None and (when.hour, when.day, when.month) == (10, 19, 12)
+    assert parse_locomo_time("yesterday") is None
+
+
+# -- BEAM loader --------------------------------------------------------------------------------
+def message(mid: int, role: str, text: str, **extra: Any) -> dict[str, Any]:
+    return {"role": role, "id": mid, "content": text, **extra}
+
+
+def write_beam(root: Path) -> Path:
+    conv = root / "1"
+    (conv / "probing_questions").mkdir(parents=True)
+    chat = [
+        {
+            "batch_number": 1,
+            "time_anchor": None,
+            "turns": [
+                [
+                    message(
+                        0, "user", "My deadline is March 29. ->-> 1,1", time_anchor="March-15-2024"
+                    ),
+                    message(1, "assistant", "Noted, the deadline is March 29."),
+                ],
+                [
+                    message(2, "user", "The API answers in 400ms. ->->  1,2"),
+                    message(3, "assistant", "That is slow."),
+                ],
+            ],
+        },
+        {
+            "batch_number": 2,
+            "time_anchor": "April 5, 2024",
+            "turns": [  # a flat list of messages, not a list of lists
+                message(4, "user", "After caching the API answers in 250ms ->-> 2,N/A"),
+                message(5, "assistant", "Much better."),
+                message(6, "user", "Any tips on connectivity? ->-> 5,14)", time_anchor="someday"),
+                message(7, "assistant", "   "),
+            ],
+        },
+    ]
+    probing = {
+        "abstention": [{"question": "What did my manager say?"}],
+        "knowledge_update": [
+            {
+                "question": "How fast is the API?",
+                "source_chat_ids": {"original_info": [2], "updated_info": [4]},
+            }
+        ],
+        "temporal_reasoning": [
+            {
+                "question": "When is the deadline?",
+                "source_chat_ids": {"first_event": [[0, "1"]], "second_event": [999]},
+            }
+        ],
+        "information_extraction": [{"question": "Tips?", "source_chat_ids": [6]}],
+    }
+    (conv / "chat.json").write_text(json.dumps(chat))
+    (conv / "probing_questions" / "probing_questions.json").write_text(json.dumps(probing))
+    return root
+
+
+def test_beam_loader_flattens_batches_strips_markers_and_carries_time(tmp_path: Path) -> None:
+    data = load_beam(write_beam(tmp_path))
+    (conv,) = data.conversations
+    assert [s.id for s in conv.sessions] == ["b1", "b2"]
+    turns = {t.turn_id: t for t in conv.turns}
+    assert list(turns) == ["0", "1", "2", "3", "4", "5", "6"]  # 7 had no text
+    assert turns["0"].text == "My deadline is March 29."
+    assert turns["2"].text == "The API answers in 400ms."
+    assert turns["4"].text == "After caching the API answers in 250ms"
+    assert turns["6"].text == "Any tips on connectivity?"
+    assert (turns["1"].role, turns["1"].speaker) == ("assistant", None)
+    march, april = parse_beam_time("March-15-2024"), parse_beam_time("April 5, 2024")
+    assert turns["0"].time == turns["3"].time == march  # carried from the last anchor
+    assert turns["4"].time == turns["6"].time == april  # the batch's anchor
+    assert conv.repaired["index marker stripped from message"] == 4
+    assert conv.skipped["message without text"] == 1
+    assert conv.skipped["unparseable time_anchor (ignored)"] == 1
+
+
+def test_beam_loader_questions(tmp_path: Path) -> None:
+    data = load_beam(write_beam(tmp_path))
+    questions = {q.group: q for q in data.questions}
+    assert set(questions) == {"knowledge_update", "temporal_reasoning", "information_extraction"}
+    update = questions["knowledge_update"]
+    assert update.evidence == {"2", "4"}
+    assert update.ordered == {"updated": ["4"], "original": ["2"]}
+    assert questions["temporal_reasoning"].evidence == {"0", "1"}
+    assert questions["temporal_reasoning"].ordered is None
+    assert data.skipped["question without evidence (abstention)"] == 1
+    assert data.skipped["evidence id matching no message (dropped)"] == 1
+
+
+def test_beam_parsers() -> None:
+    assert strip_marker("hello ->-> 3,8") == ("hello", True)
+    assert strip_marker("a -> b") == ("a -> b", False)
+    assert flatten_ids({"a": [1, [2, "3"]], "b": {"c": [4]}}) == (["1", "2", "3", "4"], 0)
+    assert flatten_ids(["chat_id: 5", True]) == ([], 2)
+    assert parse_beam_time("2024-03-15") == parse_beam_time("March-15-2024")
+    assert parse_beam_time("next week") is None
+
+
+# -- end to end -----------------------------------------------------------------------------
+SYSTEM_KEYS = ("n", "frac_recall@5", "frac_recall@10", "recall_any@10", "recall_all@10", "ndcg@10")
+
+
+def check_report(report: dict[str, Any], *, groups: set[str]) -> None:
+    for system in quality.SYSTEMS:
+        assert set(report[system]) == {"overall", *groups}, system
+        for figures in report[system].values():
+            assert set(SYSTEM_KEYS) <= set(figures)
+            assert all(0.0 <= figures[k] <= 1.0 for k in SYSTEM_KEYS if k != "n")
+    speed = report["speed"]
+    for key in ("ingest_per_s", "recall_p50_ms", "recall_p95_ms", "peak_rss_mb"):
+        assert speed[key] > 0, key
+    assert speed["recall_p95_ms"] >= speed["recall_p50_ms"]
+
+
+def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(locomo_fixture()))
+    out = tmp_path / "out" / "report.json"
+    args = ["--home", str(tmp_path / "h"), "-q", "bench", "locomo", str(path)]
+    result = CliRunner().invoke(cli, [*args, "--json", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report == json.loads(out.read_text())
+    assert (report["dataset"], report["conversations"], report["questions"]) == ("locomo", 1, 4)
+    assert report["turns"] == 12
+    check_report(report, groups={"single-hop", "multi-hop", "open-domain", "temporal"})
+    assert report["skipped"]["question without evidence"] == 1
+    assert "turn merged into an identical turn by the write path" not in report["skipped"]
+    # a unique, well-worded answer is found by every system
+    assert report["bm25"]["single-hop"]["recall_all@10"] == 1.0
+
+    table = CliRunner().invoke(cli, args)  # again into the same --home: starts afresh
+    assert table.exit_code == 0, table.output
+    assert "merged" not in table.output
+    assert "hindsight" in table.output and "overall (4)" in table.output
+    assert "speed: ingest" in table.output
+
+
+def test_bench_beam_end_to_end(tmp_path: Path) -> None:
+    root = write_beam(tmp_path / "beam")
+    args = ["--home", str(tmp_path / "h"), "bench", "beam", str(root), "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    check_report(
+        report, groups={"knowledge_update", "temporal_reasoning", "information_extraction"}
+    )
+    assert report["knowledge_update_order"]["n"] == 1
+    assert set(report["knowledge_update_order"]) == {"n", *quality.SYSTEMS}
+
+
+def test_bench_rejects_a_file_of_another_shape(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('{"not": "a list"}')
+    result = CliRunner().invoke(cli, ["bench", "locomo", str(path)])
+    assert result.exit_code == 2
+    assert "not a LoCoMo file" in result.output
+
+
+@pytest.mark.skipif(
+    not (DATA / "locomo10.json").is_file(),
+    reason="the LoCoMo data is not beside the repository (../shared/data/locomo10.json)",
+)
+def test_bench_locomo_on_the_first_real_conversation(tmp_path: Path) -> None:
+    args = ["--home", str(tmp_path / "h"), "bench", "locomo", str(DATA / "locomo10.json")]
+    result = CliRunner().invoke(cli, [*args, "--limit", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert (report["conversations"], report["turns"], report["questions"]) == (1, 419, 197)
+    check_report(
+        report, groups={"single-hop", "multi-hop", "open-domain", "temporal", "adversarial"}
+    )
+    assert report["skipped"] == {"question without evidence": 2}
+    for system in quality.SYSTEMS:  # far above chance (10 of 419 turns)
+        assert report[system]["overall"]["frac_recall@10"] > 0.2, system
