@@ -44,7 +44,7 @@ def test_keyword_channel_finds_a_rare_token(alice: Hindsight) -> None:
 def test_explanation_accounts_for_the_score(alice: Hindsight) -> None:
     for result in alice.recall("user:alice", "Alice food allergy", k=5):
         why = result.explanation
-        assert why.channels and why.fused > 0
+        assert why.channels and why.fused >= 0  # min-max: the weakest candidate scores 0
         assert set(why.boosts) == {"confidence", "recency", "frequency"}
         product = why.fused * why.owner_weight
         for factor in why.boosts.values():

@@ -165,3 +165,15 @@ def test_a_failing_write_leaves_the_store_as_it_was(hs: Hindsight) -> None:
     assert hs.stats() == before
     assert [r.memory.content for r in hs.recall("user:alice", "Rome olives")] != []
     assert all("Rome" not in m.content for m in hs.list_memories("user:alice", limit=100))
+
+
+def test_identical_turns_of_one_call_stay_two_turns(hs: Hindsight) -> None:
+    turns = [
+        {"role": "user", "content": "Thanks!", "observed_at": "2024-05-01T10:00:00Z"},
+        {"role": "assistant", "content": "You're welcome.", "observed_at": "2024-05-01T10:00:00Z"},
+        {"role": "user", "content": "Thanks!", "observed_at": "2024-05-01T10:00:00Z"},
+    ]  # one timestamp for the whole transcript, as imported history often has
+    first = hs.retain("user:alice", messages=turns, session_id="s1")
+    assert len(set(first.episodes)) == 3
+    again = hs.retain("user:alice", messages=turns, session_id="s1")
+    assert again.episodes == first.episodes  # retained twice: still three turns

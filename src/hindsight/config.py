@@ -43,7 +43,7 @@ class Settings(BaseSettings):
 
     # read path
     context_turns: int = Field(default=2, ge=0, le=10)  # neighbours indexed with a turn
-    fusion: Literal["rrf", "minmax"] = "rrf"
+    fusion: Literal["rrf", "minmax"] = "minmax"  # see BENCHMARKS.md
     rrf_k: int = Field(default=60, gt=0)
     candidates: int = Field(default=100, gt=0)
     recency_half_life_days: float = Field(default=30.0, gt=0)

@@ -33,7 +33,7 @@ from hindsight.models import (
     estimate_tokens,
     new_id,
 )
-from hindsight.recall import Rerank, frequency_channel, pack, rank_channels, recency_channel, score
+from hindsight.recall import Rerank, pack, rank_channels, score
 from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
 from hindsight.transfer import memory_from_dict, memory_to_dict
 from hindsight.write import Candidate, plan
@@ -360,9 +360,6 @@ class Hindsight:
         }
         ids = list(dict.fromkeys(mid for hits in channels.values() for mid, _ in hits))
         found = {m.id: m for m in self.store.get(ids)}
-        candidates = list(found.values())
-        channels["recency"] = recency_channel(candidates)
-        channels["frequency"] = frequency_channel(candidates)
         now = datetime.now(UTC)
         ranked = score(
             found,

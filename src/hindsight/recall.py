@@ -1,9 +1,11 @@
 """Fusion, reranking and budget packing for recall: pure functions over channel rankings.
 
-A recall searches several channels, each giving a ranked list of memory ids.
-They are fused by weighted reciprocal rank (RRF, ``1 / (k + rank)``), then each
-candidate's fused score is multiplied by boosts for confidence, recency
-(exponential half-life) and access frequency, and by its owner's weight.
+A recall searches several channels (dense vectors, BM25), each giving a ranked
+list of memory ids with scores. They are fused, by default by min-max score
+fusion (each channel's scores scaled to 0..1 and summed; reciprocal-rank fusion,
+``1 / (k + rank)``, is the alternative), then each candidate's fused score is
+multiplied by boosts for confidence, recency (exponential half-life) and access
+frequency, and by its owner's weight.
 Everything that went into a score is kept in its :class:`Explanation`.
 """
 
@@ -16,15 +18,10 @@ from datetime import datetime
 
 from hindsight.models import ChannelHit, Explanation, Memory, RecallResult, estimate_tokens
 
-# Relevance channels carry the signal; recency and frequency only rank the
-# candidates those channels found, so they weigh a tenth: with k = 60 the gap
-# between relevance ranks 1 and 4 (0.0008) still outweighs recency ranks 1 and 12.
-CHANNEL_WEIGHTS: Mapping[str, float] = {
-    "dense": 1.0,
-    "bm25": 1.0,
-    "recency": 0.1,
-    "frequency": 0.1,
-}
+# The search channels and their weights in fusion. Recency and use are not
+# channels: as channels they promoted recent but irrelevant memories (LoCoMo and
+# BEAM fraction-recall@10 fell by 0.01-0.02), so they only rerank (boosts below).
+CHANNEL_WEIGHTS: Mapping[str, float] = {"dense": 1.0, "bm25": 1.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,19 +42,6 @@ def rank_channels(
         name: {mid: ChannelHit(rank=i + 1, score=score) for i, (mid, score) in enumerate(hits)}
         for name, hits in channels.items()
     }
-
-
-def recency_channel(memories: Sequence[Memory]) -> list[tuple[str, float]]:
-    """Candidates ranked newest first by when they were observed."""
-    ordered = sorted(memories, key=lambda m: m.observed_at, reverse=True)
-    return [(m.id, m.observed_at.timestamp()) for m in ordered]
-
-
-def frequency_channel(memories: Sequence[Memory]) -> list[tuple[str, float]]:
-    """Candidates that were recalled before, most often first."""
-    used = [m for m in memories if m.access_count > 0]
-    used.sort(key=lambda m: m.access_count, reverse=True)
-    return [(m.id, float(m.access_count)) for m in used]
 
 
 def fuse(

@@ -113,17 +113,14 @@ def plan(
 def _episode(store: Store, out: Plan, cand: Candidate) -> str:
     """Keep a verbatim turn, unless this very turn (same session and time) is already kept.
 
-    Returns the id of the kept turn.
+    Turns of one call are never merged with each other (two "Thanks!" are two
+    turns); each stored turn answers for at most one turn of a call. Returns the
+    id of the kept turn.
     """
     m = cand.memory
-    existing = store.find_exact(m.owner, Kind.EPISODE, m.content)
-    pending = [p for p in out.pending() if p.kind is Kind.EPISODE and p.content == m.content]
-    for other in ([existing] if existing else []) + pending:
-        same_turn = (
-            other.provenance.session_id == m.provenance.session_id
-            and other.observed_at == m.observed_at
-        )
-        if same_turn:
+    claimed = set(out.result.episodes)
+    for other in store.find_episodes(m.owner, m.provenance.session_id, m.content):
+        if other.observed_at == m.observed_at and other.id not in claimed:
             out.result.episodes.append(other.id)
             return other.id
     out.inserts.append((m, cand.vector))

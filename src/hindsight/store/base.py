@@ -110,6 +110,10 @@ class Store(abc.ABC):
         """A current memory of this owner and kind with exactly this content."""
 
     @abc.abstractmethod
+    def find_episodes(self, owner: str, session_id: str | None, content: str) -> list[Memory]:
+        """Verbatim turns of this owner and session with exactly this content, oldest first."""
+
+    @abc.abstractmethod
     def vector_search(
         self, flt: Filter, query: npt.NDArray[np.float32], k: int
     ) -> list[tuple[str, float]]:

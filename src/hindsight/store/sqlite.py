@@ -41,6 +41,7 @@ _STOPWORDS = frozenset(
     would you your""".split()  # noqa: SIM905
 )
 _MAX_QUERY_TERMS = 32
+CONTEXT_CHARS = 300  # per neighbour: context supplements a short turn, never drowns a long one
 
 
 def _ts(value: datetime | None) -> float | None:
@@ -229,7 +230,7 @@ class SQLiteStore(Store):
             if kind == Kind.EPISODE.value and session is not None and self._context_turns:
                 for op, order in (("<", "DESC"), (">", "ASC")):
                     parts.extend(
-                        r[0]
+                        r[0][:CONTEXT_CHARS]
                         for r in conn.execute(
                             "SELECT content FROM memories WHERE owner = ? AND session_id = ? "
                             f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} "
@@ -358,6 +359,14 @@ class SQLiteStore(Store):
         )
         found = self._memories(rows)
         return found[0] if found else None
+
+    def find_episodes(self, owner: str, session_id: str | None, content: str) -> list[Memory]:
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = 'episode' "
+            "AND session_id IS ? AND content = ? ORDER BY rowid",
+            (owner, session_id, content),
+        )
+        return self._memories(rows)
 
     # -- search ----------------------------------------------------------------
     def vector_search(
