@@ -9,7 +9,9 @@ On-disk formats:
   unit length, made by ``vectors.model``;
 - ``vector_log`` orders every vector change (op 1 = put, 0 = remove) so that an
   ANN index file can tell how far behind the rows it is;
-- ``memories_fts.rowid`` and ``vectors.key`` equal ``memories.rowid``.
+- ``memories_fts.rowid`` and ``vectors.key`` equal ``memories.rowid``; its
+  ``text`` column holds the memory's own words (content, hints, speaker, date),
+  ``context`` the words of neighbouring turns, weighed less by BM25.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX vector_log_owner ON vector_log (owner, seq);
 
         CREATE VIRTUAL TABLE memories_fts USING fts5 (
-            text, tokenize = 'porter unicode61 remove_diacritics 2'
+            text, context, tokenize = 'porter unicode61 remove_diacritics 2'
         );
 
         CREATE TABLE receipts (

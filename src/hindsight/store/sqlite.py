@@ -41,6 +41,7 @@ _STOPWORDS = frozenset(
     would you your""".split()  # noqa: SIM905
 )
 _MAX_QUERY_TERMS = 32
+CONTEXT_WEIGHT = 0.5  # BM25 weight of neighbours' words, against 1 for a memory's own
 CONTEXT_CHARS = 300  # per neighbour: context supplements a short turn, never drowns a long one
 
 
@@ -227,9 +228,10 @@ class SQLiteStore(Store):
             owner, kind, content, hints, speaker, observed, session = row
             when = datetime.fromtimestamp(observed, tz=UTC)
             parts = [content, *json.loads(hints), speaker or "", f"{when.day} {when:%B %Y}"]
+            context: list[str] = []
             if kind == Kind.EPISODE.value and session is not None and self._context_turns:
                 for op, order in (("<", "DESC"), (">", "ASC")):
-                    parts.extend(
+                    context.extend(
                         r[0][:CONTEXT_CHARS]
                         for r in conn.execute(
                             "SELECT content FROM memories WHERE owner = ? AND session_id = ? "
@@ -239,7 +241,8 @@ class SQLiteStore(Store):
                         )
                     )
             conn.execute(
-                "INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (key, "\n".join(parts))
+                "INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)",
+                (key, "\n".join(parts), "\n".join(context)),
             )
 
     def _put_vector(
@@ -406,10 +409,10 @@ class SQLiteStore(Store):
             return []
         where, params = _where(flt)
         rows = self._read(
-            "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
+            "SELECT m.id, -bm25(memories_fts, 1.0, ?) AS score FROM memories_fts "
             "JOIN memories AS m NOT INDEXED ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts) LIMIT ?",
-            (match, *params, k),
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
+            (CONTEXT_WEIGHT, match, *params, k),
         )
         return [(r[0], float(r[1])) for r in rows]
 
