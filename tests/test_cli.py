@@ -60,14 +60,8 @@ def assert_one_line_error(result: Result, *needles: str) -> None:
 
 def snapshot(home: Path) -> tuple[Any, ...]:
     """Everything a failed command must leave untouched, read from the store itself."""
-    settings = Settings(home=home)
-    store = open_store(
-        settings.database_path,
-        index_dir=settings.index_dir,
-        hnsw_threshold=20_000,
-        synchronous="OFF",
-        context_turns=settings.context_turns,
-    )
+    settings = Settings(home=home, sqlite_synchronous="OFF")
+    store = open_store(settings)
     try:
         stats = asdict(store.stats())
         stats.pop("size_bytes")

@@ -42,7 +42,10 @@ class Settings(BaseSettings):
     wm_ttl_seconds: int = Field(default=86_400, gt=0)
 
     # read path
-    context_turns: int = Field(default=2, ge=0, le=10)  # neighbours indexed with a turn
+    # keyword index: neighbouring turns indexed with a turn (see store.TextIndexing)
+    context_turns: int = Field(default=2, ge=0, le=10)
+    context_chars: int = Field(default=300, ge=0)
+    context_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     fusion: Literal["rrf", "minmax"] = "minmax"  # see BENCHMARKS.md
     rrf_k: int = Field(default=60, gt=0)
     candidates: int = Field(default=100, gt=0)

@@ -95,13 +95,7 @@ class Hindsight:
         self.settings = settings or Settings()
         self.embedder = embedder or embedders.create(self.settings.embedding_provider)
         self.extractor = extractor or extractors.create(self.settings.extractor)
-        self.store = store or open_store(
-            self.settings.database_path,
-            index_dir=self.settings.index_dir,
-            hnsw_threshold=self.settings.hnsw_threshold,
-            synchronous=self.settings.sqlite_synchronous,
-            context_turns=self.settings.context_turns,
-        )
+        self.store = store or open_store(self.settings)
         try:
             self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
         except BaseException:

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hindsight.store.base import Filter, Store, StoreStats, WorkingTurn
+from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
+
+if TYPE_CHECKING:
+    from hindsight.config import Settings
 
 
-def open_store(
-    path: Path,
-    *,
-    index_dir: Path | None,
-    hnsw_threshold: int,
-    synchronous: str,
-    context_turns: int,
-) -> Store:
-    """The embedded SQLite store at ``path``."""
+def open_store(settings: Settings) -> Store:
+    """The store the settings describe: the embedded SQLite file under ``settings.home``."""
     from hindsight.store.sqlite import SQLiteStore
 
     return SQLiteStore(
-        path,
-        index_dir=index_dir,
-        hnsw_threshold=hnsw_threshold,
-        synchronous=synchronous,
-        context_turns=context_turns,
+        settings.database_path,
+        index_dir=settings.index_dir,
+        hnsw_threshold=settings.hnsw_threshold,
+        synchronous=settings.sqlite_synchronous,
+        text=TextIndexing(
+            context_turns=settings.context_turns,
+            context_chars=settings.context_chars,
+            context_weight=settings.context_weight,
+        ),
     )
 
 
-__all__ = ["Filter", "Store", "StoreStats", "WorkingTurn", "open_store"]
+__all__ = ["Filter", "Store", "StoreStats", "TextIndexing", "WorkingTurn", "open_store"]

@@ -33,6 +33,15 @@ class Filter:
     session_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TextIndexing:
+    """What keyword search sees of a turn besides its own words."""
+
+    context_turns: int = 2  # neighbouring turns of the same session, on each side
+    context_chars: int = 300  # of each neighbour: context supplements a short turn only
+    context_weight: float = 0.5  # BM25 weight of the neighbours' words (a turn's own: 1)
+
+
 @dataclass(slots=True)
 class WorkingTurn:
     """One entry of a session's working memory."""

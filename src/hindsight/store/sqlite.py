@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.models import Kind, Memory, Provenance, Source, Status
-from hindsight.store.base import Filter, Store, StoreStats, WorkingTurn
+from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
 from hindsight.store.migrations import migrate
 from hindsight.store.vectors import VectorIndex
 
@@ -41,8 +41,6 @@ _STOPWORDS = frozenset(
     would you your""".split()  # noqa: SIM905
 )
 _MAX_QUERY_TERMS = 32
-CONTEXT_WEIGHT = 0.5  # BM25 weight of neighbours' words, against 1 for a memory's own
-CONTEXT_CHARS = 300  # per neighbour: context supplements a short turn, never drowns a long one
 
 
 def _ts(value: datetime | None) -> float | None:
@@ -78,7 +76,7 @@ class SQLiteStore(Store):
         index_dir: Path | None = None,
         hnsw_threshold: int = 20_000,
         synchronous: str = "NORMAL",
-        context_turns: int = 2,
+        text: TextIndexing | None = None,
     ) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +93,7 @@ class SQLiteStore(Store):
         self._lock = threading.RLock()
         self._index_dir = index_dir
         self._hnsw_threshold = hnsw_threshold
-        self._context_turns = context_turns
+        self._text = text or TextIndexing()
         self._index: VectorIndex | None = None
         self._dimension: int | None = None
 
@@ -188,7 +186,7 @@ class SQLiteStore(Store):
     def _neighbours(self, conn: sqlite3.Connection, keys: set[int]) -> set[int]:
         """Episodes within ``context_turns`` of these rows in the same session."""
         found: set[int] = set()
-        if not self._context_turns:
+        if not self._text.context_turns:
             return found
         for key in keys:
             row = conn.execute(
@@ -203,7 +201,7 @@ class SQLiteStore(Store):
                     for r in conn.execute(
                         "SELECT rowid FROM memories WHERE owner = ? AND session_id = ? "
                         f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} LIMIT ?",
-                        (row[0], row[1], key, self._context_turns),
+                        (row[0], row[1], key, self._text.context_turns),
                     )
                 )
         return found
@@ -229,15 +227,15 @@ class SQLiteStore(Store):
             when = datetime.fromtimestamp(observed, tz=UTC)
             parts = [content, *json.loads(hints), speaker or "", f"{when.day} {when:%B %Y}"]
             context: list[str] = []
-            if kind == Kind.EPISODE.value and session is not None and self._context_turns:
+            if kind == Kind.EPISODE.value and session is not None and self._text.context_turns:
                 for op, order in (("<", "DESC"), (">", "ASC")):
                     context.extend(
-                        r[0][:CONTEXT_CHARS]
+                        r[0][: self._text.context_chars]
                         for r in conn.execute(
                             "SELECT content FROM memories WHERE owner = ? AND session_id = ? "
                             f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} "
                             "LIMIT ?",
-                            (owner, session, key, self._context_turns),
+                            (owner, session, key, self._text.context_turns),
                         )
                     )
             conn.execute(
@@ -412,7 +410,7 @@ class SQLiteStore(Store):
             "SELECT m.id, -bm25(memories_fts, 1.0, ?) AS score FROM memories_fts "
             "JOIN memories AS m NOT INDEXED ON m.rowid = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
-            (CONTEXT_WEIGHT, match, *params, k),
+            (self._text.context_weight, match, *params, k),
         )
         return [(r[0], float(r[1])) for r in rows]
 
