@@ -177,3 +177,12 @@ def test_identical_turns_of_one_call_stay_two_turns(hs: Hindsight) -> None:
     assert len(set(first.episodes)) == 3
     again = hs.retain("user:alice", messages=turns, session_id="s1")
     assert again.episodes == first.episodes  # retained twice: still three turns
+
+
+def test_similar_texts_about_different_numbers_or_names_stay_apart(hs: Hindsight) -> None:
+    first = hs.retain("user:ops", "The printer is in Room 101", kind="fact")
+    second = hs.retain("user:ops", "The printer is in Room 102", kind="fact")
+    third = hs.retain("user:ops", "Alice's sister is called Anna", kind="fact")
+    fourth = hs.retain("user:ops", "Alice's sister is called Hanna", kind="fact")
+    for result in (first, second, third, fourth):
+        assert result.created and not result.updated

@@ -7,6 +7,7 @@ applies in a single transaction, so a failed retain changes nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,6 +19,7 @@ from hindsight.models import Kind, Memory, RetainResult
 from hindsight.store import Filter, Store
 
 Vector = npt.NDArray[np.float32]
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(slots=True)
@@ -161,10 +163,23 @@ def _find_twin(store: Store, out: Plan, cand: Candidate, threshold: float) -> Me
 
 
 def _same_claim(a: Memory, b: Memory) -> bool:
-    """Near-identical text about different attribute values is not a duplicate."""
-    if a.attribute and b.attribute and a.attribute == b.attribute:
-        return bool(a.metadata.get("value") == b.metadata.get("value"))
-    return bool(a.metadata.get("polarity", 1) == b.metadata.get("polarity", 1))
+    """Whether two similar texts say the same thing.
+
+    Embeddings barely tell "Room 101" from "Room 102" or "Anna" from "Hanna": texts
+    naming different numbers or names are different claims, however close their
+    vectors. So are opposite polarities and different values of one attribute.
+    """
+    other_value = a.attribute == b.attribute and a.metadata.get("value") != b.metadata.get("value")
+    if a.attribute and other_value:
+        return False
+    if a.metadata.get("polarity", 1) != b.metadata.get("polarity", 1):
+        return False
+    return _salient(a.content) == _salient(b.content)
+
+
+def _salient(text: str) -> set[str]:
+    """Words that identify what a text is about: anything with a digit or a capital."""
+    return {w.lower() for w in _WORD.findall(text) if w[0].isupper() or any(c.isdigit() for c in w)}
 
 
 def _holders(store: Store, out: Plan, m: Memory) -> list[Memory]:
