@@ -11,7 +11,7 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -373,46 +373,63 @@ class SQLiteStore(Store):
     def vector_search(
         self, flt: Filter, query: npt.NDArray[np.float32], k: int
     ) -> list[tuple[str, float]]:
-        if self._index is None:
+        index = self._index
+        if index is None:
             raise StoreError("bind_embedding() must be called before searching vectors")
-        where, params = _where(flt)
-        fetch = max(k * 4, 64)
-        while True:
-            hits: list[tuple[int, float]] = []
-            exhausted = True
-            for owner in flt.owners:
-                found = self._index.search(owner, query, fetch)
-                exhausted &= len(found) < fetch
-                hits.extend(found)
-            sims = dict(hits)
-            allowed: list[tuple[str, int]] = []
-            for chunk in _chunks(list(sims)):
-                allowed.extend(
-                    self._read(
-                        # NOT INDEXED: look the hits up by rowid, never scan an owner's rows
-                        f"SELECT id, rowid FROM memories AS m NOT INDEXED "
-                        f"WHERE rowid IN ({_marks(chunk)}) "
-                        f"AND {where}",
-                        (*chunk, *params),
-                    )
-                )
-            if len(allowed) >= k or exhausted:
-                ranked = sorted(((mid, sims[key]) for mid, key in allowed), key=lambda h: -h[1])
-                return ranked[:k]
-            fetch *= 4  # a narrow filter rejected most hits: look further
+
+        def hits(n: int) -> tuple[list[tuple[int, float]], bool]:
+            found = [index.search(owner, query, n) for owner in flt.owners]
+            return [h for part in found for h in part], all(len(p) < n for p in found)
+
+        return self._top_within(flt, k, hits)
 
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
         match = fts_query(query)
         if match is None:
             return []
+
+        def hits(n: int) -> tuple[list[tuple[int, float]], bool]:
+            # FTS5 ranks its best hits fastest on its own (ORDER BY rank, LIMIT);
+            # rank is BM25 with the context column weighed less
+            found = self._read(
+                "SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
+                "AND rank MATCH ? ORDER BY rank LIMIT ?",
+                (match, f"bm25(1.0, {self._text.context_weight:.6f})", n),
+            )
+            return [(r[0], float(r[1])) for r in found], len(found) < n
+
+        return self._top_within(flt, k, hits)
+
+    def _top_within(
+        self,
+        flt: Filter,
+        k: int,
+        hits: Callable[[int], tuple[list[tuple[int, float]], bool]],
+    ) -> list[tuple[str, float]]:
+        """The best ``k`` of an index's hits (row keys, scores) that pass the filter.
+
+        ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
+        narrow filter rejects most of them, look further.
+        """
         where, params = _where(flt)
-        rows = self._read(
-            "SELECT m.id, -bm25(memories_fts, 1.0, ?) AS score FROM memories_fts "
-            "JOIN memories AS m NOT INDEXED ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
-            (self._text.context_weight, match, *params, k),
-        )
-        return [(r[0], float(r[1])) for r in rows]
+        fetch = max(k * 4, 64)
+        while True:
+            found, exhausted = hits(fetch)
+            scores = dict(found)
+            allowed: list[tuple[str, int]] = []
+            for chunk in _chunks(list(scores)):
+                allowed.extend(
+                    self._read(
+                        # NOT INDEXED: look the hits up by rowid, never scan an owner's rows
+                        f"SELECT id, rowid FROM memories AS m NOT INDEXED "
+                        f"WHERE rowid IN ({_marks(chunk)}) AND {where}",
+                        (*chunk, *params),
+                    )
+                )
+            if len(allowed) >= k or exhausted:
+                ranked = sorted(((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1])
+                return ranked[:k]
+            fetch *= 4
 
     # -- VectorSource, for the index ---------------------------------------------
     def vector_snapshot(
