@@ -131,5 +131,7 @@ def print_run(
         click.echo(f'recall "{query}"')
         show_results(results)
         click.echo()
-    click.echo("'why' lists each search channel's rank (dense = meaning, bm25 = words,")
-    click.echo("recency, frequency) and the boosts that turned the fused rank into the score.")
+    click.echo("'why' lists each search channel's rank and score (dense = meaning, bm25 = words)")
+    click.echo(
+        "and the boosts (confidence, recency, use) that turned the fused score into the score."
+    )
