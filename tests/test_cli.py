@@ -18,8 +18,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hindsight import Settings, Status
-from hindsight import cli as cli_module
+from hindsight.cli import base as cli_base
 from hindsight.cli import cli
+from hindsight.cli import commands as cli_commands
 from hindsight.store import Filter, open_store
 from hindsight.transfer import memory_to_dict
 
@@ -351,7 +352,7 @@ def test_forget_everything_needs_yes_off_a_terminal(seeded: Path) -> None:
 def test_forget_everything_asks_on_a_terminal(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli_module, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(cli_commands, "stdin_is_terminal", lambda: True)
     before = _ids(seeded)
     result = run(seeded, "forget", "--owner", OWNER, input="n\n", code=1)
     assert "Forget all" in result.stderr and "error: not confirmed" in result.stderr
@@ -438,7 +439,7 @@ def test_progress_is_silent_when_quiet_or_not_a_terminal(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     for quiet in (True, False):  # pytest's stderr is not a terminal either
-        app = cli_module.App(home=None, quiet=quiet)
+        app = cli_base.App(home=None, quiet=quiet)
         with app.progress(iter([1, 2]), length=2, label="working") as items:
             assert list(items) == [1, 2]
         app.note("a note")

@@ -1,0 +1,23 @@
+"""The ``hindsight`` command: a thin adapter over :class:`hindsight.Hindsight`.
+
+Each command parses its options, calls one library method and prints the answer,
+as a table for people or as JSON (``--json``) for scripts. Errors are mapped to
+one line and an exit code in one place (:mod:`hindsight.cli.base`). The memory
+commands live in :mod:`~hindsight.cli.commands`, the benchmarks in :mod:`~hindsight.cli.bench`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hindsight.cli.commands import cli
+
+# Registered by import: each module adds its commands to the group.
+from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
+
+__all__ = ["cli", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The ``hindsight`` console script."""
+    cli.main(args=argv, prog_name="hindsight")

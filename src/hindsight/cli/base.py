@@ -1,0 +1,354 @@
+"""What every command shares: errors mapped once, the app state, output and input helpers."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import IO, Any, Final, TypeVar
+
+import click
+import pydantic
+
+from hindsight.config import Settings
+from hindsight.engine import Hindsight
+from hindsight.errors import HindsightError, NotFoundError, ValidationError
+from hindsight.models import (
+    ForgetReceipt,
+    Kind,
+    Memory,
+    RecallResult,
+    RetainResult,
+    Source,
+    Status,
+)
+from hindsight.store import WorkingTurn
+from hindsight.transfer import memory_to_dict
+
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_NOT_FOUND: Final = 3
+
+KINDS: Final = click.Choice([k.value for k in Kind])
+SOURCES: Final = click.Choice([s.value for s in Source if s is not Source.IMPORT])
+STATUSES: Final = click.Choice([s.value for s in Status])
+ROLES: Final = click.Choice(["user", "assistant", "tool", "system"])
+T = TypeVar("T")
+
+
+# -- errors: mapped once, for every command -------------------------------------------
+class CliError(click.ClickException):
+    """An error shown as one ``error: ...`` line on stderr; exits 1."""
+
+    exit_code = EXIT_FAILURE
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", file=file or sys.stderr)
+
+
+class BadInput(CliError):
+    """Bad input or usage; nothing was changed. Exits 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class Missing(CliError):
+    """What was asked for does not exist. Exits 3."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+def cli_error(exc: HindsightError) -> CliError:
+    """The CLI error, and so the exit code, of a library error."""
+    if isinstance(exc, ValidationError):
+        return BadInput(str(exc))
+    if isinstance(exc, NotFoundError):
+        return Missing(str(exc))
+    return CliError(str(exc))
+
+
+@contextlib.contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """Turn library, settings, usage and OS errors into a :class:`CliError`."""
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise  # a bare group prints its help
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} -h')" if exc.ctx is not None else ""
+        raise BadInput(exc.format_message() + hint) from None
+    except click.FileError as exc:
+        raise BadInput(exc.format_message()) from None
+    except HindsightError as exc:
+        raise cli_error(exc) from None
+    except pydantic.ValidationError as exc:  # a bad HINDSIGHT_* environment variable
+        first = exc.errors()[0]
+        name = "HINDSIGHT_" + "_".join(str(p) for p in first["loc"]).upper()
+        raise BadInput(f"invalid setting {name}: {first['msg']}") from None
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise  # click quietens a closed pipe (`hindsight export | head`)
+        raise CliError(str(exc)) from None
+
+
+class _Group(click.Group):
+    """A group whose parsing and dispatch map every error once."""
+
+    group_class = type  # nested groups (``session``) behave the same
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        with _one_line_errors():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_errors():
+            try:
+                return super().invoke(ctx)
+            finally:
+                if ctx.parent is None and isinstance(ctx.obj, App):
+                    ctx.obj.close()
+
+
+# -- shared state and output ---------------------------------------------------------------
+@dataclass
+class App:
+    """What the group's options set up; the engine opens on first use."""
+
+    home: Path | None
+    quiet: bool
+    _engine: Hindsight | None = None
+
+    def settings(self, home: Path | None = None) -> Settings:
+        home = home or self.home
+        return Settings() if home is None else Settings(home=home)
+
+    @property
+    def engine(self) -> Hindsight:
+        if self._engine is None:
+            self._engine = Hindsight(self.settings())
+        return self._engine
+
+    def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
+
+    @property
+    def shows_progress(self) -> bool:
+        return not self.quiet and sys.stderr is not None and sys.stderr.isatty()
+
+    def progress(
+        self, items: Iterable[T], *, length: int, label: str
+    ) -> contextlib.AbstractContextManager[Iterable[T]]:
+        """A progress bar on stderr, or nothing when quiet or not on a terminal."""
+        if not self.shows_progress:
+            return contextlib.nullcontext(items)
+        return click.progressbar(items, length=length, label=label, file=sys.stderr)
+
+    def note(self, message: str) -> None:
+        if self.shows_progress:
+            click.echo(message, err=True)
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def dumps(data: object) -> str:
+    """The one JSON encoder of the CLI: UTF-8, ISO 8601 datetimes."""
+    return json.dumps(data, ensure_ascii=False, default=_json_default)
+
+
+def emit_json(data: object) -> None:
+    click.echo(dumps(data))
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def memory_json(m: Memory) -> dict[str, Any]:
+    data = memory_to_dict(m)
+    data.pop("format", None)
+    return data
+
+
+def result_json(r: RecallResult) -> dict[str, Any]:
+    m = r.memory
+    return {
+        "id": m.id,
+        "content": m.content,
+        "kind": m.kind.value,
+        "owner": m.owner,
+        "score": r.score,
+        "explanation": r.explanation.as_dict(),
+        "confidence": m.confidence,
+        "observed_at": iso(m.observed_at),
+        "session_id": m.provenance.session_id,
+        "source": m.provenance.source.value,
+        "status": m.status.value,
+        "attribute": m.attribute,
+        "valid_to": iso(m.valid_to),
+        "superseded_by": m.superseded_by,
+        "metadata": m.metadata,
+    }
+
+
+def retain_json(r: RetainResult) -> dict[str, Any]:
+    return {
+        "episodes": r.episodes,
+        "created": r.created,
+        "updated": r.updated,
+        "superseded": [{"old": old, "new": new} for old, new in r.superseded],
+    }
+
+
+def receipt_json(r: ForgetReceipt) -> dict[str, Any]:
+    return {
+        "receipt": r.id,
+        "count": r.count,
+        "deleted": len(r.deleted_ids),
+        "derived": len(r.derived_ids),
+        "deleted_ids": r.deleted_ids,
+        "derived_ids": r.derived_ids,
+        "at": r.at,
+        "criteria": r.criteria,
+    }
+
+
+def turn_json(t: WorkingTurn) -> dict[str, Any]:
+    return {
+        "seq": t.seq,
+        "role": t.role,
+        "content": t.content,
+        "tokens": t.tokens,
+        "created_at": t.created_at,
+        "expires_at": t.expires_at,
+        "speaker": t.speaker,
+        "tool_name": t.tool_name,
+        "metadata": t.metadata,
+    }
+
+
+def short(text: str, width: int) -> str:
+    """One line of at most ``width`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
+def retain_lines(r: RetainResult) -> list[str]:
+    if not (r.episodes or r.created or r.updated or r.superseded):
+        return ["nothing kept"]
+    lines = [f"kept {len(r.episodes)} episode(s): {' '.join(r.episodes) or '-'}"]
+    lines.append(f"created {len(r.created)}: {' '.join(r.created) or '-'}")
+    lines.append(f"updated {len(r.updated)}: {' '.join(r.updated) or '-'}")
+    pairs = " ".join(f"{old} -> {new}" for old, new in r.superseded)
+    lines.append(f"superseded {len(r.superseded)}: {pairs or '-'}")
+    return lines
+
+
+def why(r: RecallResult) -> str:
+    """The channel ranks and boosts behind a result's score, on one line."""
+    parts = []
+    for name, hit in r.explanation.channels.items():
+        if name == "dense":
+            parts.append(f"dense #{hit.rank} (cos {hit.score:.3f})")
+        elif name == "bm25":
+            parts.append(f"bm25 #{hit.rank} ({hit.score:.2f})")
+        else:
+            parts.append(f"{name} #{hit.rank}")
+    boosts = " ".join(f"{name} x{v:.2f}" for name, v in r.explanation.boosts.items())
+    owner = r.explanation.owner_weight
+    weight = f"; owner weight x{owner:g}" if owner != 1.0 else ""
+    return f"{', '.join(parts) or 'no channel'}; boosts {boosts}{weight}"
+
+
+def print_results(results: Sequence[RecallResult], *, show_owner: bool = False) -> None:
+    if not results:
+        click.echo("no results")
+        return
+    for i, r in enumerate(results, start=1):
+        m = r.memory
+        owner = f"  {m.owner}" if show_owner else ""
+        old = "  (superseded)" if m.valid_to is not None else ""
+        click.echo(f"{i:>2}. [{m.kind.value}] {m.content}")
+        click.echo(
+            f"    score {r.score:.4f}  confidence {m.confidence:.2f}  "
+            f"observed {iso(m.observed_at)}  {m.id}{owner}{old}"
+        )
+        click.echo(f"    why: {why(r)}")
+
+
+def print_memory(m: Memory) -> None:
+    for key, value in memory_json(m).items():
+        if isinstance(value, dict | list):
+            value = dumps(value)
+        click.echo(f"{key + ':':<18}{'-' if value is None else value}")
+
+
+# -- input helpers ---------------------------------------------------------------------------
+def read_text(text: str, *, limit_chars: int) -> str:
+    """TEXT, or stdin decoded strictly as UTF-8 when TEXT is ``-``."""
+    if text != "-":
+        return text
+    cap = limit_chars * 4 + 4096  # UTF-8 is at most 4 bytes a character, plus some padding
+    data = sys.stdin.buffer.read(cap + 1) if sys.stdin is not None else b""
+    if len(data) > cap:
+        raise ValidationError(
+            f"stdin holds more than {cap} bytes; the limit is {limit_chars} characters"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"stdin is not valid UTF-8 (byte {exc.start}: {exc.reason})"
+        ) from None
+
+
+def parse_metadata(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            f"--metadata is not valid JSON: {exc.msg} (column {exc.colno})"
+        ) from None
+    if not isinstance(value, dict):
+        raise ValidationError('--metadata must be a JSON object, e.g. \'{"topic": "music"}\'')
+    return value
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(f)
+
+
+def owner_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--owner",
+        required=True,
+        metavar="OWNER",
+        help="Whose memory, as namespace:name, e.g. user:alice.",
+    )(f)

@@ -1,0 +1,137 @@
+"""``hindsight bench``: benchmarks through the code users run."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hindsight.cli.base import (
+    App,
+    dumps,
+    emit_json,
+    json_option,
+)
+from hindsight.cli.commands import cli
+
+
+# -- benchmarks ----------------------------------------------------------------------------
+@cli.group()
+def bench() -> None:
+    """Measure speed and recall quality through the code users run."""
+
+
+@bench.command("scale")
+@click.option(
+    "--n",
+    "n",
+    type=click.IntRange(1, 10_000_000),
+    default=100_000,
+    show_default=True,
+    help="How many memories to build the store with.",
+)
+@click.option(
+    "--queries",
+    type=click.IntRange(1, 100_000),
+    default=200,
+    show_default=True,
+    help="How many recalls to time.",
+)
+@json_option
+@click.pass_obj
+def bench_scale(app: App, n: int, queries: int, as_json: bool) -> None:
+    """Ingest N generated memories for one owner, then time recalls on that store.
+
+    Runs in a fresh temporary store unless --home is given on the group.
+    """
+    from hindsight.bench import scale
+
+    with contextlib.ExitStack() as stack:
+        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-b-")))
+        bar = stack.enter_context(app.progress(range(n), length=n, label="ingesting"))
+        step = getattr(bar, "update", None)
+        result = scale.run(app.settings(home), n, queries=queries, progress=step)
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    for key, value in result.as_dict().items():
+        click.echo(f"{key:>20}  {value}")
+
+
+def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--limit",
+        type=click.IntRange(1, None),
+        metavar="N",
+        help="Only the first N conversations.",
+    )(f)
+
+
+def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--out",
+        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        metavar="FILE",
+        help="Also write the JSON report to FILE.",
+    )(f)
+
+
+def _bench_quality(
+    app: App, name: str, path: Path, *, limit: int | None, as_json: bool, out: Path | None
+) -> None:
+    """Load a benchmark, run it in a store (temporary unless --home), print the report."""
+    from hindsight.bench import datasets, quality
+
+    dataset = datasets.LOADERS[name](path, limit=limit)
+    with contextlib.ExitStack() as stack:
+        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-q-")))
+        total = quality.work(dataset)
+        bar = stack.enter_context(app.progress(range(total), length=total, label=name))
+        report = quality.run(app.settings(home), dataset, progress=getattr(bar, "update", None))
+    data = report.as_dict()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(dumps(data) + "\n", encoding="utf-8")
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo("\n".join(quality.table(report)))
+
+
+@bench.command("locomo")
+@_limit_option
+@json_option
+@_out_option
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+def bench_locomo(app: App, limit: int | None, as_json: bool, out: Path | None, path: Path) -> None:
+    """Turn-level recall on LoCoMo (PATH is its locomo10.json), against BM25 and dense.
+
+    Each conversation is retained into its own owner through the normal write
+    path, then every question is recalled with default settings; BM25-only and
+    dense-only searches over the same turns run in the same store. Runs in a
+    fresh temporary store unless --home is given on the group.
+    """
+    _bench_quality(app, "locomo", path, limit=limit, as_json=as_json, out=out)
+
+
+@bench.command("beam")
+@_limit_option
+@json_option
+@_out_option
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.pass_obj
+def bench_beam(app: App, limit: int | None, as_json: bool, out: Path | None, path: Path) -> None:
+    """Turn-level recall on BEAM (PATH holds <n>/chat.json folders), against BM25 and dense.
+
+    Each conversation is retained into its own owner (a batch is a session),
+    then every probing question with source messages is recalled with default
+    settings. Also reports how often a knowledge update ranks above the
+    information it replaced. Runs in a fresh temporary store unless --home is
+    given on the group.
+    """
+    _bench_quality(app, "beam", path, limit=limit, as_json=as_json, out=out)
