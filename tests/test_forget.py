@@ -128,3 +128,16 @@ def test_import_refuses_repeated_ids(hs: Hindsight) -> None:
     with pytest.raises(ValidationError, match="record 2: repeats id"):
         hs.import_records([record, record])
     assert _all(hs, "user:alice") == []
+
+
+def test_forgetting_an_owner_removes_its_index_files(tmp_path, embedder: Embeddings) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(home=tmp_path / "h", hnsw_threshold=5, sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as hs:
+        for n in range(8):
+            hs.retain("user:alice", f"Alice planted tree number {n} in garden {n}", kind="fact")
+        hs.recall("user:alice", "trees", k=3)  # builds the HNSW index, saved on close
+    assert any(settings.index_dir.iterdir())
+    with Hindsight(settings, embedder=embedder) as hs:
+        hs.forget(owner="user:alice")
+        assert list(settings.index_dir.iterdir()) == []
+        assert hs.recall("user:alice", "trees") == []

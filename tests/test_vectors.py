@@ -264,25 +264,6 @@ def test_other_owners_changes_cost_no_rebuild(rng: np.random.Generator, centers:
     assert source.calls["snapshot"] == 1
 
 
-def test_notify_skips_rereading(rng: np.random.Generator, centers: Vectors) -> None:
-    source = FakeSource()
-    source.add("a", clustered(rng, 50, centers))
-    index = VectorIndex(source, DIM, directory=None)
-    query = clustered(rng, 1, centers)[0]
-    index.search("a", query, 5)
-    keys, changes, before = source.add("a", query[None, :])
-    index.notify("a", changes, after_seq=before, head=source.head)
-    calls = source.calls["changes"]
-    assert index.search("a", query, 1)[0][0] == keys[0]
-    assert source.calls["changes"] == calls
-    # A notification that does not follow on is ignored; the log fills the gap.
-    source.add("a", clustered(rng, 1, centers))
-    keys, changes, before = source.add("a", (-query)[None, :])
-    index.notify("a", changes, after_seq=before, head=source.head)
-    assert index.search("a", -query, 1)[0][0] == keys[0]
-    assert index.count("a") == 53
-
-
 def test_pruned_log_rebuilds(rng: np.random.Generator, centers: Vectors) -> None:
     source = FakeSource()
     source.add("a", clustered(rng, 100, centers))

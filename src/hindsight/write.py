@@ -36,9 +36,6 @@ class Plan:
     updates: dict[str, tuple[Memory, Vector | None]] = field(default_factory=dict)
     result: RetainResult = field(default_factory=RetainResult)
 
-    def pending(self) -> list[Memory]:
-        return [m for m, _ in self.inserts] + [m for m, _ in self.updates.values()]
-
 
 def reinforce(existing: Memory, incoming: Memory, *, now: datetime) -> bool:
     """Fold a repeated statement into the memory that already holds it.

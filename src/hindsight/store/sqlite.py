@@ -523,12 +523,14 @@ class SQLiteStore(Store):
         return derived
 
     def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
+        owners: set[str] = set()
         with self._tx() as conn:
             gone: set[int] = set()
             for chunk in _chunks(list(ids)):
                 rows = conn.execute(
                     f"SELECT rowid, owner FROM memories WHERE id IN ({_marks(chunk)})", chunk
                 ).fetchall()
+                owners.update(owner for _, owner in rows)
                 keys = {key for key, _ in rows}
                 gone |= keys | self._neighbours(conn, keys)  # neighbours quote deleted text
                 for key, owner in rows:
@@ -557,6 +559,13 @@ class SQLiteStore(Store):
                     json.dumps(receipt["derived_ids"]),
                 ),
             )
+        # An owner with nothing left loses its index files too: no vectors of
+        # forgotten memories stay on disk.
+        for owner in owners:
+            if self._index is not None and not self._read(
+                "SELECT 1 FROM vectors WHERE owner = ? LIMIT 1", (owner,)
+            ):
+                self._index.drop(owner)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"

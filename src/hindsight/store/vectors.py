@@ -279,24 +279,6 @@ class VectorIndex:
         with entry.lock:
             return isinstance(self._ready(entry), _HnswIndex)
 
-    def notify(self, owner: str, changes: Sequence[Change], *, after_seq: int, head: int) -> None:
-        """Apply the writer's own committed changes without re-reading them.
-
-        `changes` must be all of `owner`'s changes with `after_seq` < seq <= `head`, where
-        `after_seq` was the log head when the writing transaction began (read under the
-        write lock). If the index does not stand exactly at `after_seq` the call is
-        ignored: the next search catches up from the log instead.
-        """
-        with self._owners_lock:
-            entry = self._owners.get(owner)
-        if entry is None:
-            return  # not loaded: it will be read from the store when first searched
-        with entry.lock:
-            if entry.backend is None or entry.dropped or entry.applied_seq != after_seq:
-                return
-            self._apply(entry, changes)
-            entry.applied_seq = head
-
     def save(self, owner: str) -> None:
         """Persist `owner`'s HNSW graph, if it has one and a directory was given."""
         with self._owners_lock:
