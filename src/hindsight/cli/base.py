@@ -192,23 +192,14 @@ def memory_json(m: Memory) -> dict[str, Any]:
 
 
 def result_json(r: RecallResult) -> dict[str, Any]:
+    """A memory as exported, with its score and why, and its session and source at the top."""
     m = r.memory
     return {
-        "id": m.id,
-        "content": m.content,
-        "kind": m.kind.value,
-        "owner": m.owner,
-        "score": r.score,
-        "explanation": r.explanation.as_dict(),
-        "confidence": m.confidence,
-        "observed_at": iso(m.observed_at),
+        **memory_json(m),
         "session_id": m.provenance.session_id,
         "source": m.provenance.source.value,
-        "status": m.status.value,
-        "attribute": m.attribute,
-        "valid_to": iso(m.valid_to),
-        "superseded_by": m.superseded_by,
-        "metadata": m.metadata,
+        "score": r.score,
+        "explanation": r.explanation.as_dict(),
     }
 
 
