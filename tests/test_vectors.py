@@ -102,6 +102,12 @@ def clustered(rng: np.random.Generator, n: int, centers: Vectors) -> Vectors:
     return vectors
 
 
+def top_keys(index: VectorIndex, owner: str, query: Vectors, k: int = 10) -> list[int]:
+    """An approximate index's top ``k``: HNSW may rank a near-twin above the exact vector,
+    and its build is multithreaded, so tests ask for presence, not for rank 1."""
+    return [key for key, _ in index.search(owner, query, k)]
+
+
 def make_centers(rng: np.random.Generator, n: int = 60) -> Vectors:
     centers: Vectors = rng.standard_normal((n, DIM)).astype(np.float32)
     centers /= np.linalg.norm(centers, axis=1, keepdims=True)
@@ -343,15 +349,14 @@ def test_round_trip_needs_no_rebuild(
 
 
 def test_stale_sidecar_replays(
-    persisted: tuple[FakeSource, Path], rng: np.random.Generator
+    persisted: tuple[FakeSource, Path], big: tuple[FakeSource, Vectors]
 ) -> None:
     source, directory = persisted
-    query = clustered(rng, 1, make_centers(rng))[0]
+    query = big[1][0]  # drawn like the stored vectors, as a real memory is
     keys, _, _ = source.add("big", query[None, :])
     source.remove("big", sorted(source.rows["big"])[:10])
     index = reopened(source, directory)
-    result = index.search("big", query, 10)
-    assert result[0][0] == keys[0]
+    assert keys[0] in top_keys(index, "big", query)
     assert index.count("big") == 2991
     assert source.calls["snapshot"] == 0 and source.calls["changes"] == 1
     # Saving again after changes of other owners only rewrites the sidecar.
@@ -364,7 +369,7 @@ def test_stale_sidecar_replays(
     assert index_file.stat().st_mtime_ns == mtime
     source.calls.clear()
     again = reopened(source, directory)
-    assert again.search("big", query, 1)[0][0] == keys[0]
+    assert keys[0] in top_keys(again, "big", query)
     assert source.calls["snapshot"] == 0 and source.calls["changes"] == 0
 
 
@@ -432,30 +437,30 @@ def test_untrustworthy_files_rebuild(
 
 
 def test_crash_between_index_and_sidecar(
-    persisted: tuple[FakeSource, Path], rng: np.random.Generator
+    persisted: tuple[FakeSource, Path], big: tuple[FakeSource, Vectors]
 ) -> None:
     source, directory = persisted
     sidecar = next(directory.glob("*.json"))
     old_sidecar = sidecar.read_bytes()
-    query = clustered(rng, 1, make_centers(rng))[0]
+    query = big[1][0]  # drawn like the stored vectors, as a real memory is
     keys, _, _ = source.add("big", query[None, :])
     index = reopened(source, directory)
     index.search("big", query, 1)
     index.save("big")
     sidecar.write_bytes(old_sidecar)  # the new index landed, the new sidecar did not
     source.calls.clear()
-    assert reopened(source, directory).search("big", query, 1)[0][0] == keys[0]
+    assert keys[0] in top_keys(reopened(source, directory), "big", query)
     assert source.calls["snapshot"] == 1
 
 
 def test_pruned_log_after_save_rebuilds(
-    persisted: tuple[FakeSource, Path], rng: np.random.Generator
+    persisted: tuple[FakeSource, Path], big: tuple[FakeSource, Vectors]
 ) -> None:
     source, directory = persisted
-    query = clustered(rng, 1, make_centers(rng))[0]
+    query = big[1][0]  # drawn like the stored vectors, as a real memory is
     keys, _, _ = source.add("big", query[None, :])
     source.prune()
-    assert reopened(source, directory).search("big", query, 1)[0][0] == keys[0]
+    assert keys[0] in top_keys(reopened(source, directory), "big", query)
     assert source.calls["snapshot"] == 1
 
 
