@@ -38,7 +38,7 @@ def _consistent(db: Path) -> tuple[int, int, int]:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        text = conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
+        text = conn.execute("SELECT count(*) FROM keyword_docs").fetchone()[0]
         orphans = conn.execute(
             "SELECT count(*) FROM memories m LEFT JOIN vectors v ON v.key = m.rowid "
             "WHERE v.key IS NULL"

@@ -8,7 +8,7 @@ package (a test enforces it).
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -141,8 +141,11 @@ class Store(abc.ABC):
         """Memories directly derived from any of these ids."""
 
     @abc.abstractmethod
-    def derived_closure(self, ids: Sequence[str]) -> list[str]:
-        """Ids of memories derived, directly or transitively, from these ids only."""
+    def derived_closure(self, ids: Sequence[str], *, quoting: Collection[Kind] = ()) -> list[str]:
+        """Ids of memories derived, directly or transitively, from these ids only.
+
+        A memory of a ``quoting`` kind (a summary) goes when any one of its sources goes.
+        """
 
     @abc.abstractmethod
     def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:

@@ -9,9 +9,12 @@ On-disk formats:
   unit length, made by ``vectors.model``;
 - ``vector_log`` orders every vector change (op 1 = put, 0 = remove) so that an
   ANN index file can tell how far behind the rows it is;
-- ``memories_fts.rowid`` and ``vectors.key`` equal ``memories.rowid``; its
-  ``text`` column holds the memory's own words (content, hints, speaker, date),
-  ``context`` the words of neighbouring turns, weighed less by BM25.
+- ``keyword_docs.key`` and ``vectors.key`` equal ``memories.rowid``;
+  ``keyword_docs.text`` holds the memory's own words (content, hints, speaker,
+  date), ``context`` the words of neighbouring turns, weighed less by BM25;
+- ``keyword_log`` lists every key whose ``keyword_docs`` row changed, in order, so
+  the in-memory keyword index (``keyword.py``) can catch up (migration 2; before
+  it, FTS5's ``memories_fts`` held the same columns).
 """
 
 from __future__ import annotations
@@ -107,6 +110,28 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         CREATE INDEX working_memory_session ON working_memory (owner, session_id, seq);
         CREATE INDEX working_memory_expiry ON working_memory (expires_at);
+        """,
+    ),
+    (
+        2,
+        """
+        CREATE TABLE keyword_docs (
+            key INTEGER PRIMARY KEY,
+            owner TEXT NOT NULL,
+            text TEXT NOT NULL,
+            context TEXT NOT NULL
+        );
+        CREATE INDEX keyword_docs_owner ON keyword_docs (owner);
+        CREATE TABLE keyword_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            owner TEXT NOT NULL,
+            key INTEGER NOT NULL
+        );
+        CREATE INDEX keyword_log_owner ON keyword_log (owner, seq);
+        INSERT INTO keyword_docs (key, owner, text, context)
+            SELECT f.rowid, m.owner, f.text, f.context
+            FROM memories_fts f JOIN memories m ON m.rowid = f.rowid;
+        DROP TABLE memories_fts
         """,
     ),
 ]

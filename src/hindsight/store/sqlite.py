@@ -1,17 +1,17 @@
-"""The embedded store: one SQLite file in WAL mode, FTS5 for keywords, an ANN cache for vectors.
+"""The embedded store: one SQLite file in WAL mode, with in-memory keyword and vector indexes.
 
-SQLite is the source of truth. The vector index (:mod:`hindsight.store.vectors`)
-is a cache rebuilt or caught up from the ``vector_log`` whenever it is behind,
-so a killed writer never leaves rows and index disagreeing.
+SQLite is the source of truth. The keyword index (:mod:`hindsight.store.keyword`)
+and the vector index (:mod:`hindsight.store.vectors`) are caches rebuilt or caught
+up from ``keyword_log`` and ``vector_log`` whenever they are behind, so a killed
+writer or another process never leaves rows and indexes disagreeing.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ import numpy.typing as npt
 from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.models import Kind, Memory, Provenance, Source, Status
 from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
+from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.store.migrations import migrate
 from hindsight.store.vectors import VectorIndex
 
@@ -31,16 +32,6 @@ _COLUMNS = (
     "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
     "last_accessed_at, access_count, status, embedding_model, attribute, metadata"
 )
-_WORD = re.compile(r"\w+", re.UNICODE)
-# Words too common to help a keyword search; dropping them keeps FTS5 from
-# scanning nearly every row on a large store.
-_STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have he her
-    him his how i if in into is it its me my of on or our she so than that the their them
-    then there these they this to was we were what when where which who whom why will with
-    would you your""".split()  # noqa: SIM905
-)
-_MAX_QUERY_TERMS = 32
 
 
 def _ts(value: datetime | None) -> float | None:
@@ -53,17 +44,6 @@ def _dt(value: float | None) -> datetime | None:
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 query: the words of ``text`` as quoted terms joined by OR."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    terms = list(dict.fromkeys(w for w in words if w not in _STOPWORDS))
-    if not terms:
-        terms = list(dict.fromkeys(words))
-    if not terms:
-        return None
-    return " OR ".join(f'"{t}"' for t in terms[:_MAX_QUERY_TERMS])
 
 
 class SQLiteStore(Store):
@@ -95,6 +75,7 @@ class SQLiteStore(Store):
         self._hnsw_threshold = hnsw_threshold
         self._text = text or TextIndexing()
         self._index: VectorIndex | None = None
+        self._keywords = KeywordIndex(self, context_weight=self._text.context_weight)
         self._dimension: int | None = None
 
     # -- lifecycle -------------------------------------------------------------
@@ -215,13 +196,19 @@ class SQLiteStore(Store):
         returned). A deleted row just leaves the index.
         """
         for key in sorted(keys):
-            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (key,))
             row = conn.execute(
                 "SELECT owner, kind, content, query_hints, speaker, observed_at, session_id "
                 "FROM memories WHERE rowid = ?",
                 (key,),
             ).fetchone()
             if row is None:
+                gone = conn.execute(
+                    "DELETE FROM keyword_docs WHERE key = ? RETURNING owner", (key,)
+                ).fetchone()
+                if gone is not None:
+                    conn.execute(
+                        "INSERT INTO keyword_log (owner, key) VALUES (?, ?)", (gone[0], key)
+                    )
                 continue
             owner, kind, content, hints, speaker, observed, session = row
             when = datetime.fromtimestamp(observed, tz=UTC)
@@ -239,9 +226,11 @@ class SQLiteStore(Store):
                         )
                     )
             conn.execute(
-                "INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)",
-                (key, "\n".join(parts), "\n".join(context)),
+                "INSERT OR REPLACE INTO keyword_docs (key, owner, text, context) "
+                "VALUES (?, ?, ?, ?)",
+                (key, owner, "\n".join(parts), "\n".join(context)),
             )
+            conn.execute("INSERT INTO keyword_log (owner, key) VALUES (?, ?)", (owner, key))
 
     def _put_vector(
         self, conn: sqlite3.Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
@@ -384,19 +373,13 @@ class SQLiteStore(Store):
         return self._top_within(flt, k, hits)
 
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
-        match = fts_query(query)
-        if match is None:
+        terms = query_terms(query)
+        if not terms:
             return []
 
         def hits(n: int) -> tuple[list[tuple[int, float]], bool]:
-            # FTS5 ranks its best hits fastest on its own (ORDER BY rank, LIMIT);
-            # rank is BM25 with the context column weighed less
-            found = self._read(
-                "SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
-                "AND rank MATCH ? ORDER BY rank LIMIT ?",
-                (match, f"bm25(1.0, {self._text.context_weight:.6f})", n),
-            )
-            return [(r[0], float(r[1])) for r in found], len(found) < n
+            found = [self._keywords.search(owner, terms, n) for owner in flt.owners]
+            return [h for part in found for h in part], all(len(p) < n for p in found)
 
         return self._top_within(flt, k, hits)
 
@@ -430,6 +413,31 @@ class SQLiteStore(Store):
                 ranked = sorted(((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1])
                 return ranked[:k]
             fetch *= 4
+
+    # -- KeywordSource, for the keyword index -------------------------------------
+    def keyword_snapshot(self, owner: str) -> tuple[list[tuple[int, str, str]], int]:
+        with self._lock:  # one consistent read: the head and the rows it covers
+            head = self.keyword_log_head()
+            rows = self._read(
+                "SELECT key, text, context FROM keyword_docs WHERE owner = ? ORDER BY key",
+                (owner,),
+            )
+        return [(int(key), text, context) for key, text, context in rows], head
+
+    def keyword_changes(self, owner: str, after_seq: int) -> tuple[list[TextChange], int]:
+        with self._lock:
+            head = self.keyword_log_head()
+            rows = self._read(
+                "SELECT l.seq, l.key, d.text, d.context FROM keyword_log l "
+                "LEFT JOIN keyword_docs d ON d.key = l.key "
+                "WHERE l.owner = ? AND l.seq > ? AND l.seq <= ? ORDER BY l.seq",
+                (owner, after_seq, head),
+            )
+        return [(int(seq), int(key), text, context) for seq, key, text, context in rows], head
+
+    def keyword_log_head(self) -> int:
+        row = self._read("SELECT seq FROM sqlite_sequence WHERE name = 'keyword_log'")
+        return int(row[0][0]) if row else 0
 
     # -- VectorSource, for the index ---------------------------------------------
     def vector_snapshot(
@@ -497,7 +505,8 @@ class SQLiteStore(Store):
             )
         return self.get(ids)
 
-    def derived_closure(self, ids: Sequence[str]) -> list[str]:
+    def derived_closure(self, ids: Sequence[str], *, quoting: Collection[Kind] = ()) -> list[str]:
+        quotes = {kind.value for kind in quoting}
         gone = set(ids)
         derived: list[str] = []
         frontier = list(ids)
@@ -516,7 +525,8 @@ class SQLiteStore(Store):
                     r[0]
                     for r in self._read("SELECT parent FROM derivations WHERE child = ?", (child,))
                 }
-                if parents <= gone:
+                kind = self._read("SELECT kind FROM memories WHERE id = ?", (child,))
+                if parents <= gone or (kind and kind[0][0] in quotes):
                     gone.add(child)
                     derived.append(child)
                     frontier.append(child)
@@ -566,6 +576,7 @@ class SQLiteStore(Store):
                 "SELECT 1 FROM vectors WHERE owner = ? LIMIT 1", (owner,)
             ):
                 self._index.drop(owner)
+                self._keywords.drop(owner)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"
