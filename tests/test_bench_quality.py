@@ -114,7 +114,7 @@ def test_update_order_and_aggregation() -> None:
 
 def test_owner_names_are_valid() -> None:
     for conv in ("conv-26", "1", "weird id/with spaces!", "é"):
-        assert OWNER_RE.match(owner_for("locomo", conv)), conv
+        assert OWNER_RE.fullmatch(owner_for("locomo", conv)), conv
 
 
 # -- LoCoMo loader ------------------------------------------------------------------------------

@@ -45,12 +45,28 @@ def test_explanation_accounts_for_the_score(alice: Hindsight) -> None:
     for result in alice.recall("user:alice", "Alice food allergy", k=5):
         why = result.explanation
         assert why.channels and why.fused >= 0  # min-max: the weakest candidate scores 0
-        assert set(why.boosts) == {"confidence", "recency", "frequency"}
+        assert set(why.boosts) == {"confidence", "source", "recency", "frequency"}
         product = why.fused * why.owner_weight
         for factor in why.boosts.values():
             product *= factor
         assert result.score == pytest.approx(product) == why.final
         assert set(why.as_dict()) == {"channels", "fused", "boosts", "owner_weight", "final"}
+
+
+def test_the_agents_own_words_count_less_than_the_users(hs: Hindsight) -> None:
+    hs.retain(
+        "user:src",
+        messages=[
+            {"role": "user", "content": "My bicycle is a green Brompton."},
+            {"role": "assistant", "content": "A green Brompton bicycle folds small, nice."},
+        ],
+        session_id="s1",
+    )
+    results = hs.recall("user:src", "green Brompton bicycle", k=5, kinds=["episode"])
+    by_source = {r.memory.provenance.source.value: r for r in results}
+    assert by_source["agent"].explanation.boosts["source"] == 0.5
+    assert by_source["user"].explanation.boosts["source"] == 1.0
+    assert results[0].memory.provenance.source.value == "user"
 
 
 def test_results_are_ordered_and_k_is_respected(alice: Hindsight) -> None:
@@ -111,6 +127,8 @@ def test_empty_store_and_no_match(hs: Hindsight) -> None:
         ({"owners": "nobody", "query": "x"}, "owner"),
         ({"owners": [], "query": "x"}, "at least one owner"),
         ({"owners": {"user:a": -1}, "query": "x"}, "weight"),
+        ({"owners": {"user:a": float("nan")}, "query": "x"}, "weight"),
+        ({"owners": "user:a\n", "query": "x"}, "owner"),
         ({"owners": "user:a", "query": " "}, "query is empty"),
         ({"owners": "user:a", "query": "x", "k": 0}, "k must"),
         ({"owners": "user:a", "query": "x", "since": "last week"}, "since"),

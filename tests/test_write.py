@@ -122,6 +122,7 @@ def test_messages_keep_speaker_role_and_time(hs: Hindsight) -> None:
     ("kwargs", "message"),
     [
         ({"owner": "alice", "content": "hi"}, "invalid owner"),
+        ({"owner": "user:alice\n", "content": "hi"}, "invalid owner"),
         ({"owner": "user:alice", "content": "   "}, "content is empty"),
         ({"owner": "user:alice", "content": "x" * 40_000}, "limit"),
         ({"owner": "user:alice", "content": "bad \ud800 text"}, "UTF-8"),
@@ -132,6 +133,7 @@ def test_messages_keep_speaker_role_and_time(hs: Hindsight) -> None:
         ({"owner": "user:alice", "messages": [{"role": "user", "content": ""}]}, "messages[0]"),
         ({"owner": "user:alice", "messages": [{"role": "pirate", "content": "arr"}]}, "role"),
         ({"owner": "user:alice", "content": "hi", "session_id": "bad id!"}, "session"),
+        ({"owner": "user:alice", "content": "hi", "session_id": "s1\n"}, "session"),
     ],
 )
 def test_bad_input_is_refused_and_changes_nothing(

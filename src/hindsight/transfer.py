@@ -51,7 +51,7 @@ def memory_from_dict(d: Mapping[str, Any], *, limit: int) -> Memory:
     for name in ("id", "owner", "kind", "content", "observed_at"):
         if d.get(name) is None:
             raise ValidationError(f"missing field {name!r}")
-    if not isinstance(d["id"], str) or not validate.SESSION_RE.match(d["id"]):
+    if not isinstance(d["id"], str) or not validate.SESSION_RE.fullmatch(d["id"]):
         raise ValidationError(f"invalid id {d['id']!r}")
     prov = d.get("provenance") or {}
     if not isinstance(prov, Mapping):

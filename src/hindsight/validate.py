@@ -11,14 +11,14 @@ from typing import Any, TypeVar
 
 from hindsight.errors import ValidationError
 
-OWNER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
-SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$")
+OWNER_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
+SESSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
 
 E = TypeVar("E", bound=StrEnum)
 
 
 def owner(value: object) -> str:
-    if not isinstance(value, str) or not OWNER_RE.match(value):
+    if not isinstance(value, str) or not OWNER_RE.fullmatch(value):
         raise ValidationError(
             f"invalid owner {value!r}: expected 'namespace:name' such as 'user:alice', "
             "'agent:planner' or 'shared:team-a' (lower-case namespace; name of letters, "
@@ -30,7 +30,7 @@ def owner(value: object) -> str:
 def session_id(value: object) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not SESSION_RE.match(value):
+    if not isinstance(value, str) or not SESSION_RE.fullmatch(value):
         raise ValidationError(
             f"invalid session id {value!r}: letters, digits and ._:@+-, at most 128 characters"
         )
