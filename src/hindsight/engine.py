@@ -7,6 +7,7 @@ each write lands in one store transaction.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -18,7 +19,7 @@ from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
 from hindsight.errors import NotFoundError, ValidationError
-from hindsight.extract import Extracted, Extractor
+from hindsight.extract import EXTRACTABLE_KINDS, Extracted, Extractor
 from hindsight.extract import registry as extractors
 from hindsight.models import (
     ForgetReceipt,
@@ -34,6 +35,7 @@ from hindsight.models import (
     new_id,
 )
 from hindsight.recall import Rerank, pack, rank_channels, score
+from hindsight.reflect import reconcile, reflect_on, summarize_session
 from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
 from hindsight.transfer import memory_from_dict, memory_to_dict
 from hindsight.write import Candidate, plan
@@ -182,7 +184,12 @@ class Hindsight:
                 ),
                 observed_at=turn.observed_at or now,
                 now=now,
-                metadata={**metadata, **turn.metadata, "role": turn.role},
+                metadata={
+                    **metadata,
+                    **turn.metadata,
+                    "role": turn.role,
+                    **({"tool_name": turn.tool_name} if turn.tool_name else {}),
+                },
             )
             for turn in turns
         ]
@@ -374,7 +381,12 @@ class Hindsight:
         if isinstance(owners, Mapping):
             weights = {}
             for name, weight in owners.items():
-                if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
+                if (
+                    isinstance(weight, bool)
+                    or not isinstance(weight, int | float)
+                    or not math.isfinite(weight)
+                    or weight <= 0
+                ):
                     raise ValidationError(f"weight of owner {name!r} must be a positive number")
                 weights[validate.owner(name)] = float(weight)
         else:
@@ -426,8 +438,8 @@ class Hindsight:
             current_only=not include_history,
         )
         limit = validate.positive(limit, field="limit", maximum=MAX_K)
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise ValidationError("offset must be a non-negative integer")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 2**62:
+            raise ValidationError("offset must be an integer from 0 to 2**62 - 1")
         return self.store.list_memories(flt, limit=limit, offset=offset)
 
     def stats(self, owner: str | None = None) -> StoreStats:
@@ -476,7 +488,8 @@ class Hindsight:
         """Delete one memory, or an owner's memories (optionally of one session or period).
 
         With ``memory_id``, ``owner`` (if given) must own it. What was derived only
-        from deleted memories goes too; the receipt lists it all.
+        from deleted memories goes too, and so does any summary or reflection that
+        drew on one of them; the receipt lists it all.
         """
         criteria: dict[str, Any]
         if memory_id is not None:
@@ -508,7 +521,8 @@ class Hindsight:
             }
             if since is None and until is None:
                 self._clear_working(owner, session_id)
-        derived = self.store.derived_closure(ids)
+        # a summary or lesson that quotes a forgotten memory goes with it
+        derived = self.store.derived_closure(ids, quoting=(Kind.SUMMARY, Kind.REFLECTION))
         at = datetime.now(UTC)
         receipt_id = new_id("r")
         receipt = {
@@ -662,3 +676,102 @@ class Hindsight:
     def purge_expired(self) -> int:
         """Drop working-memory turns past their TTL; returns how many."""
         return self.store.wm_purge_expired(datetime.now(UTC))
+
+    # -- summaries and reflections ------------------------------------------------------
+    def summarize(self, owner: str, session_id: str) -> Memory:
+        """Summarize a session into one ``summary`` memory and return it.
+
+        The session's working memory is consolidated first, so no turn is lost. The
+        summary names who took part and when, and lists the key points the extractor
+        found and the most telling turns, in at most ``reflect.MAX_SUMMARY_CHARS``
+        characters. It derives from the session's turns, so forgetting them forgets
+        it. Summarizing again with nothing new returns the stored summary and writes
+        nothing; after new turns, a new summary supersedes it.
+        """
+        owner = validate.owner(owner)
+        sid = validate.session_id(session_id)
+        if sid is None:
+            raise ValidationError("session_id is required to summarize a session")
+        self.consolidate(owner, sid)
+        turns = Filter(owners=[owner], kinds=[Kind.EPISODE], session_id=sid)
+        episodes = list(self.store.iterate(turns))
+        if not episodes:
+            raise NotFoundError(f"session {sid!r} of {owner} has no turns to summarize")
+        stored = Filter(
+            owners=[owner], kinds=sorted(EXTRACTABLE_KINDS), session_id=sid, current_only=False
+        )
+        related = [*self.store.children([e.id for e in episodes]), *self.store.iterate(stored)]
+        draft = summarize_session(sid, episodes, related)
+        existing = self.store.iterate(Filter(owners=[owner], kinds=[Kind.SUMMARY], session_id=sid))
+        changes = reconcile(
+            [draft],
+            existing,
+            owner=owner,
+            embedding_model=self.embedder.model_id,
+            now=datetime.now(UTC),
+        )
+        if changes.changed:
+            vectors = self.embedder.encode_documents([embedding_text(m) for m in changes.changed])
+            inserts, updates = changes.rows(list(vectors))
+            self.store.write(insert=inserts, update=updates)
+        return changes.current[0]
+
+    def reflect(
+        self,
+        owner: str,
+        *,
+        session_id: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> list[Memory]:
+        """Distil lasting lessons from an owner's memories into ``reflection`` memories.
+
+        Looks at all of them, one session (its working memory consolidated first), or
+        those observed in ``since``..``until``: a tool that failed repeatedly, a
+        correction the user made, an attribute whose value changed, a preference
+        stated again and again. Each lesson derives from its evidence and has a stable
+        ``metadata["key"]``: rerunning on the same evidence writes nothing, new
+        evidence updates or supersedes the lesson. Returns the reflections this run
+        created or changed.
+        """
+        owner = validate.owner(owner)
+        sid = validate.session_id(session_id)
+        start = validate.timestamp(since, field="since")
+        end = validate.timestamp(until, field="until")
+        if start is not None and end is not None and start > end:
+            raise ValidationError(f"since ({start.isoformat()}) is after until ({end.isoformat()})")
+        if sid is not None:
+            self.consolidate(owner, sid)
+        flt = Filter(owners=[owner], session_id=sid, since=start, until=end, current_only=False)
+        scope = list(self.store.iterate(flt))
+        session = Filter(owners=[owner], session_id=sid, current_only=False)
+        if sid is not None and not scope and not self.store.count(session):
+            raise NotFoundError(f"session {sid!r} of {owner} has no memories to reflect on")
+        turns = [m.id for m in scope if m.kind is Kind.EPISODE]
+        pool = {m.id: m for m in [*scope, *self.store.children(turns)]}
+        in_scope = set(pool)
+        existing = list(self.store.iterate(Filter(owners=[owner], kinds=[Kind.REFLECTION])))
+        # a lesson is redrawn from all its evidence, not just what lies in scope
+        cited = {p for r in existing for p in r.provenance.derived_from} - pool.keys()
+        pool.update((m.id, m) for m in self.store.get(sorted(cited)))
+        attributes = {m.attribute for m in pool.values() if m.attribute}
+        if attributes:
+            history = Filter(owners=[owner], kinds=[Kind.FACT, Kind.PREFERENCE], current_only=False)
+            for m in self.store.iterate(history):
+                if m.attribute in attributes:
+                    pool.setdefault(m.id, m)
+        parents = {p for m in pool.values() for p in m.provenance.derived_from} - pool.keys()
+        pool.update((m.id, m) for m in self.store.get(sorted(parents)))
+        drafts = reflect_on(pool.values(), scope=in_scope)
+        changes = reconcile(
+            drafts,
+            existing,
+            owner=owner,
+            embedding_model=self.embedder.model_id,
+            now=datetime.now(UTC),
+        )
+        if changes.changed:
+            vectors = self.embedder.encode_documents([embedding_text(m) for m in changes.changed])
+            inserts, updates = changes.rows(list(vectors))
+            self.store.write(insert=inserts, update=updates)
+        return changes.changed

@@ -1,5 +1,5 @@
 """The memory commands: retain, recall, forget, list, show, stats, update, export, import,
-working-memory sessions and the demo."""
+working-memory sessions, summarize, reflect and the demo."""
 
 from __future__ import annotations
 
@@ -519,6 +519,59 @@ def session_list(app: App, owner: str, as_json: bool) -> None:
         click.echo("no open sessions")
     for sid, turns, tokens in rows:
         click.echo(f"{sid}  {turns} turns  ~{tokens} tokens")
+
+
+# -- summaries and reflections -----------------------------------------------------------------
+@cli.command()
+@owner_option
+@click.option("--session", "session_id", required=True, metavar="ID", help="The session.")
+@json_option
+@click.pass_obj
+def summarize(app: App, owner: str, session_id: str, as_json: bool) -> None:
+    """Summarize a session of OWNER into one long-term memory and show it.
+
+    The session's working memory is consolidated first. Run it again with no new
+    turns and it shows the same summary without writing; after new turns the new
+    summary supersedes the old one (see 'list --history').
+    """
+    memory = app.engine.summarize(owner, session_id)
+    if as_json:
+        emit_json(memory_json(memory))
+        return
+    click.echo(memory.content)
+    turns = memory.metadata.get("turns", len(memory.provenance.derived_from))
+    click.echo(f"\n{memory.id}  summary of {turns} turn(s), updated {iso(memory.updated_at)}")
+
+
+@cli.command()
+@owner_option
+@click.option("--session", "session_id", metavar="ID", help="Only this session (and its window).")
+@click.option("--since", metavar="ISO", help="Only memories observed at or after this time.")
+@click.option("--until", metavar="ISO", help="Only memories observed before this time.")
+@json_option
+@click.pass_obj
+def reflect(
+    app: App,
+    owner: str,
+    session_id: str | None,
+    since: str | None,
+    until: str | None,
+    as_json: bool,
+) -> None:
+    """Distil lasting lessons from OWNER's memories and show those new or changed.
+
+    Lessons: a tool that failed repeatedly, a correction the user made, an attribute
+    whose value changed, a preference stated again and again. Rerunning on the same
+    evidence writes nothing and shows nothing.
+    """
+    reflections = app.engine.reflect(owner, session_id=session_id, since=since, until=until)
+    if as_json:
+        emit_json({"reflections": [memory_json(m) for m in reflections]})
+        return
+    if not reflections:
+        click.echo("no new or changed lessons")
+    for m in reflections:
+        click.echo(f"{m.id}  [{m.metadata.get('lesson', 'lesson')}]  {m.content}")
 
 
 # -- demo --------------------------------------------------------------------------------------
