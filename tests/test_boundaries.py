@@ -38,6 +38,10 @@ def test_public_surface_is_pinned() -> None:
     assert sorted(hindsight.__all__) == sorted(
         [
             "UNSET",
+            "AccessError",
+            "AsyncClient",
+            "AuthenticationError",
+            "Client",
             "ConflictError",
             "EmbeddingError",
             "EmbeddingMismatchError",
@@ -49,6 +53,7 @@ def test_public_surface_is_pinned() -> None:
             "Memory",
             "MissingExtraError",
             "NotFoundError",
+            "PermissionDeniedError",
             "Provenance",
             "RecallResult",
             "RetainResult",
@@ -56,6 +61,7 @@ def test_public_surface_is_pinned() -> None:
             "Source",
             "Status",
             "StoreError",
+            "StoreTimeoutError",
             "Turn",
             "ValidationError",
             "__version__",

@@ -8,16 +8,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from hindsight.config import Settings
 from hindsight.engine import UNSET, Hindsight
 from hindsight.errors import (
+    AccessError,
+    AuthenticationError,
     ConflictError,
     EmbeddingError,
     EmbeddingMismatchError,
     HindsightError,
     MissingExtraError,
     NotFoundError,
+    PermissionDeniedError,
     StoreError,
+    StoreTimeoutError,
     ValidationError,
 )
 from hindsight.models import (
@@ -33,10 +39,17 @@ from hindsight.models import (
     Turn,
 )
 
+if TYPE_CHECKING:
+    from hindsight.client import AsyncClient, Client
+
 __version__ = "0.1.0"
 
 __all__ = [
     "UNSET",
+    "AccessError",
+    "AsyncClient",
+    "AuthenticationError",
+    "Client",
     "ConflictError",
     "EmbeddingError",
     "EmbeddingMismatchError",
@@ -48,6 +61,7 @@ __all__ = [
     "Memory",
     "MissingExtraError",
     "NotFoundError",
+    "PermissionDeniedError",
     "Provenance",
     "RecallResult",
     "RetainResult",
@@ -55,7 +69,17 @@ __all__ = [
     "Source",
     "Status",
     "StoreError",
+    "StoreTimeoutError",
     "Turn",
     "ValidationError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The clients load on first use, so ``import hindsight`` works without httpx.
+    if name in ("Client", "AsyncClient"):
+        from hindsight import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'hindsight' has no attribute {name!r}")

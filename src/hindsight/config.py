@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     recency_half_life_days: float = Field(default=30.0, gt=0)
     hnsw_threshold: int = Field(default=20_000, gt=0)
 
+    # servers (REST and MCP): see hindsight.access for the key file's format
+    api_keys_file: Path | None = None
+    request_timeout_seconds: float = Field(default=30.0, gt=0)
+    max_request_bytes: int = Field(default=4_000_000, gt=0)
+
     # tests relax durability where durability is not what they test
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")
 

@@ -8,7 +8,11 @@ each boundary (CLI, REST, MCP) maps these classes once::
     ├── NotFoundError          no such memory, session or owner
     ├── ConflictError          the write clashes with the store's state
     │   └── EmbeddingMismatchError   vectors of another model or dimension
+    ├── AccessError            the caller may not do this
+    │   ├── AuthenticationError  no valid API key was given
+    │   └── PermissionDeniedError  the key does not cover this owner
     ├── StoreError             the store failed or is unreachable
+    │   └── StoreTimeoutError  the store did not answer in time
     ├── EmbeddingError         the embedding provider failed
     └── MissingExtraError      an optional dependency is not installed
 """
@@ -36,8 +40,24 @@ class EmbeddingMismatchError(ConflictError):
     """The store holds vectors of another embedding model or dimension."""
 
 
+class AccessError(HindsightError):
+    """The caller may not do this."""
+
+
+class AuthenticationError(AccessError):
+    """No valid API key was presented."""
+
+
+class PermissionDeniedError(AccessError, PermissionError):
+    """The caller's key does not cover the owner it asked about."""
+
+
 class StoreError(HindsightError):
     """The store failed or could not be reached."""
+
+
+class StoreTimeoutError(StoreError, TimeoutError):
+    """The store did not answer within the configured time."""
 
 
 class EmbeddingError(HindsightError):

@@ -14,6 +14,7 @@ from hindsight.cli.commands import cli
 
 # Registered by import: each module adds its commands to the group.
 from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
+from hindsight.cli import serve as _serve  # noqa: F401  # isort: skip
 
 __all__ = ["cli", "main"]
 

@@ -1,0 +1,134 @@
+"""The FastAPI app: routes, the one error mapping, limits, metrics, probes, and MCP at ``/mcp``."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+from collections.abc import AsyncIterator
+from typing import Final
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+from hindsight import __version__, serving
+from hindsight.access import KeyRing
+from hindsight.api import errors, memories, sessions
+from hindsight.api.deps import Routes
+from hindsight.api.limits import BodyLimitMiddleware
+from hindsight.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from hindsight.api.schemas import ErrorBody, HealthOut
+from hindsight.config import Settings
+from hindsight.engine import Hindsight
+from hindsight.errors import StoreError, ValidationError
+
+LOOPBACK_NAMES: Final = frozenset({"localhost", "ip6-localhost"})
+# /ready lists one page of an owner no one has: a cheap query that touches the store.
+_PROBE_OWNER: Final = "system:hindsight-ready"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether listening on ``host`` keeps the server on this machine."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def keyring_for(settings: Settings, *, host: str) -> KeyRing | None:
+    """The keys a server on ``host`` must check; None (trusted callers) only on loopback.
+
+    Keys are on when ``settings.api_keys_file`` is set, and required beyond loopback.
+    """
+    if settings.api_keys_file is not None:
+        return KeyRing.load(settings.api_keys_file)
+    if not is_loopback(host):
+        raise ValidationError(
+            f"listening on {host} (beyond loopback) requires API keys: set "
+            "HINDSIGHT_API_KEYS_FILE to a key file (see the README), or listen on 127.0.0.1"
+        )
+    return None
+
+
+def create_app(
+    hs: Hindsight,
+    *,
+    keyring: KeyRing | None = None,
+    mcp: bool = True,
+    mcp_allowed_hosts: list[str] | None = None,
+) -> FastAPI:
+    """The REST API over ``hs``, with MCP over streamable HTTP at ``/mcp`` when ``mcp``.
+
+    Without a ``keyring`` every caller is trusted (a local server on loopback); with
+    one, each request needs ``Authorization: Bearer <key>`` and stays within its scope.
+    """
+    mcp_app, mcp_lifespan = None, None
+    if mcp:
+        from hindsight import mcpserver  # only the server needs the MCP SDK
+
+        mcp_app, mcp_lifespan = mcpserver.http_app(
+            hs, keyring=keyring, allowed_hosts=mcp_allowed_hosts
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if mcp_lifespan is not None:
+                await stack.enter_async_context(mcp_lifespan())
+            yield
+
+    app = FastAPI(
+        title="hindsight",
+        version=__version__,
+        summary="Long-term and working memory for LLM agents.",
+        lifespan=lifespan,
+    )
+    app.state.hindsight = hs
+    app.state.keyring = keyring
+    app.state.metrics = Metrics()
+    errors.install(app)
+    for routes in (memories.routes, sessions.routes, probes):
+        routes.add_to(app)
+    if mcp_app is not None:
+        app.mount("/mcp", mcp_app, name="mcp")
+    # The last added runs first: count every request, then refuse oversized bodies.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=hs.settings.max_request_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    return app
+
+
+# -- probes: open to every caller; they reveal no owner's data ---------------------------------
+probes = Routes("", "probes", errors={})
+
+
+@probes("GET", "/health")
+async def health() -> HealthOut:
+    """The process is alive (it does not touch the store)."""
+    return HealthOut()
+
+
+@probes("GET", "/ready", responses={503: {"model": ErrorBody}})
+async def ready(request: Request) -> HealthOut:
+    """The store answers within the request timeout; 503 if not."""
+    hs: Hindsight = request.app.state.hindsight
+    timeout = hs.settings.request_timeout_seconds
+    try:
+        await serving.call(timeout, hs.list_memories, _PROBE_OWNER, limit=1)
+    except StoreError:
+        raise
+    except Exception as exc:  # any failure means not ready; say so, as a 503
+        raise StoreError(f"the store is not ready: {type(exc).__name__}: {exc}") from exc
+    return HealthOut()
+
+
+@probes(
+    "GET",
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE: {"schema": {"type": "string"}}}}},
+)
+async def metrics(request: Request) -> Response:
+    """Prometheus metrics: request counts and latency histograms per operation id."""
+    exposition = request.app.state.metrics.exposition()
+    return Response(exposition, media_type=CONTENT_TYPE)

@@ -1,0 +1,246 @@
+"""Long-term memory routes: retain, recall, get, list, update, forget, export, import, stats.
+
+Each handler validates, checks the caller's scope, calls one library method through
+:meth:`Ctx.call` and converts the answer; errors are mapped in :mod:`hindsight.api.errors`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any, Final
+
+from fastapi import Query, Request
+from fastapi.responses import StreamingResponse
+
+from hindsight import validate
+from hindsight.api.deps import Context, Routes
+from hindsight.api.schemas import (
+    KIND_RULE,
+    OWNER_RULE,
+    SESSION_RULE,
+    ForgetIn,
+    ImportIn,
+    ImportOut,
+    MemoryOut,
+    MemoryPage,
+    OwnerQuery,
+    RecallHit,
+    RecallIn,
+    RecallOut,
+    ReceiptOut,
+    RetainIn,
+    RetainOut,
+    StatsOut,
+    UpdateIn,
+    one_of,
+)
+from hindsight.engine import MAX_K
+from hindsight.errors import ValidationError
+from hindsight.models import Status
+
+EXPORT_BATCH: Final = 200  # records fetched per worker-thread hop while streaming
+MAX_OFFSET: Final = 2**62  # beyond what the store's integers hold
+
+routes = Routes("/v1", "memories")
+
+
+@routes("POST", "/memories")
+async def retain(ctx: Context, body: RetainIn) -> RetainOut:
+    """Remember a message, a conversation, or (with ``kind``) one memory as given."""
+    ctx.may_write(body.owner)
+    messages = None if body.messages is None else [m.model_dump() for m in body.messages]
+    result = await ctx.call(
+        ctx.hs.retain,
+        body.owner,
+        body.content,
+        messages=messages,
+        kind=body.kind,
+        session_id=body.session_id,
+        source=body.source,
+        observed_at=body.observed_at,
+        confidence=body.confidence,
+        metadata=body.metadata,
+    )
+    return RetainOut.of(result)
+
+
+@routes("POST", "/recall")
+async def recall(ctx: Context, body: RecallIn) -> RecallOut:
+    """The memories that best answer ``query``, each with why it came back.
+
+    Searching several owners needs read access to each of them.
+    """
+    owners = body.owners
+    ctx.may_read([owners] if isinstance(owners, str) else list(owners))
+    results = await ctx.call(
+        ctx.hs.recall,
+        owners,
+        body.query,
+        k=body.k,
+        kinds=body.kinds,
+        since=body.since,
+        until=body.until,
+        min_confidence=body.min_confidence,
+        token_budget=body.token_budget,
+        include_history=body.include_history,
+    )
+    return RecallOut(results=[RecallHit.of(r) for r in results])
+
+
+@routes("GET", "/memories/{memory_id}")
+async def get(ctx: Context, memory_id: str) -> MemoryOut:
+    """One memory by id."""
+    return MemoryOut.of(await ctx.visible(memory_id))
+
+
+@routes("GET", "/memories")
+async def list_memories(
+    ctx: Context,
+    request: Request,
+    owner: OwnerQuery,
+    kind: Annotated[
+        list[str] | None,
+        Query(description="Only these kinds (repeat).", json_schema_extra={"items": KIND_RULE}),
+    ] = None,
+    session_id: Annotated[str | None, Query(json_schema_extra=SESSION_RULE)] = None,
+    include_history: bool = False,
+    status: Annotated[str, Query(json_schema_extra=one_of(Status))] = "active",
+    limit: Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": MAX_K})] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> MemoryPage:
+    """An owner's memories, newest observed first, a page at a time."""
+    ctx.may_read(owner)
+    memories = await ctx.call(
+        ctx.hs.list_memories,
+        owner,
+        kinds=kind,
+        session_id=session_id,
+        include_history=include_history,
+        status=status,
+        limit=limit,
+        offset=offset,
+    )
+    # a full page may have a successor; the last page of a multiple of limit is then empty
+    next_offset = offset + limit if len(memories) == limit else None
+    return MemoryPage(
+        memories=[MemoryOut.of(m) for m in memories],
+        limit=limit,
+        offset=offset,
+        next_offset=next_offset,
+        next=None
+        if next_offset is None
+        else str(request.url.include_query_params(offset=next_offset)),
+    )
+
+
+@routes("PATCH", "/memories/{memory_id}")
+async def update(ctx: Context, memory_id: str, body: UpdateIn) -> MemoryOut:
+    """Change a memory in place: only the fields given; new content is re-embedded."""
+    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    if not changes:
+        raise ValidationError(
+            "nothing to update: give content, metadata, confidence, query_hints or status"
+        )
+    memory = await ctx.visible(memory_id)
+    ctx.may_write(memory.owner)
+    return MemoryOut.of(await ctx.call(ctx.hs.update, memory_id, **changes))
+
+
+@routes("DELETE", "/memories/{memory_id}")
+async def forget(
+    ctx: Context,
+    memory_id: str,
+    owner: Annotated[str | None, Query(json_schema_extra=OWNER_RULE)] = None,
+) -> ReceiptOut:
+    """Delete one memory and what was derived only from it; returns the receipt.
+
+    With ``owner``, the memory must be that owner's (else 404, as for an unknown id).
+    """
+    memory = await ctx.visible(memory_id)
+    ctx.may_write(memory.owner)
+    owner = memory.owner if owner is None else owner
+    return ReceiptOut.of(await ctx.call(ctx.hs.forget, memory_id, owner=owner))
+
+
+@routes("POST", "/forget")
+async def forget_owner(ctx: Context, body: ForgetIn) -> ReceiptOut:
+    """Delete an owner's memories, optionally of one session or period; returns the receipt.
+
+    With neither ``since`` nor ``until``, the owner's (or session's) working memory goes too.
+    """
+    ctx.may_write(body.owner)
+    receipt = await ctx.call(
+        ctx.hs.forget,
+        owner=body.owner,
+        session_id=body.session_id,
+        since=body.since,
+        until=body.until,
+    )
+    return ReceiptOut.of(receipt)
+
+
+def _take(records: Iterator[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    return list(itertools.islice(records, n))
+
+
+@routes(
+    "GET",
+    "/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "One exported memory per line, oldest first (no vectors).",
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def export(
+    ctx: Context, owner: OwnerQuery, include_history: bool = True
+) -> StreamingResponse:
+    """Every memory of ``owner`` as JSON lines, streamed; what ``import`` reads."""
+    ctx.may_read(owner)
+    records = ctx.hs.export(owner, include_history=include_history)
+    # The first batch is read before answering, so a failing store is a 503, not a cut stream.
+    first = await ctx.call(_take, records, EXPORT_BATCH)
+
+    async def lines() -> AsyncIterator[bytes]:
+        batch = first
+        while batch:
+            yield "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in batch).encode()
+            batch = await ctx.call(_take, records, EXPORT_BATCH)
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+
+@routes("POST", "/import")
+async def import_records(ctx: Context, body: ImportIn) -> ImportOut:
+    """Load exported memories, re-embedding them; known ids are skipped.
+
+    The caller must be allowed to write the owner of every record; each record is
+    checked before anything is written, so one bad record imports nothing.
+    """
+    for line, record in enumerate(body.records, start=1):
+        try:
+            owner = validate.owner(record.get("owner"))
+        except ValidationError as exc:
+            raise ValidationError(f"record {line}: {exc}") from None
+        ctx.may_write(owner)
+    counts = await ctx.call(ctx.hs.import_records, body.records)
+    return ImportOut(imported=counts["imported"], skipped=counts["skipped"])
+
+
+@routes("GET", "/stats")
+async def stats(
+    ctx: Context, owner: Annotated[str | None, Query(json_schema_extra=OWNER_RULE)] = None
+) -> StatsOut:
+    """Counts by kind and status, and the store's size and model: of one owner, or of all.
+
+    Stats over all owners need a key that reads every owner (``"*"``).
+    """
+    if owner is None:
+        ctx.may_read_all()
+    else:
+        ctx.may_read(owner)
+    return StatsOut.of(await ctx.call(ctx.hs.stats, owner))

@@ -1,0 +1,376 @@
+"""The REST API's request and response bodies (pydantic), and their conversions from the library.
+
+Request models type the JSON only; the library validates values (owners, session
+ids, kinds, times, limits), so every interface answers bad input with the same
+message. The schema still states those rules (patterns, enums, bounds) for readers
+and generated clients. Times are ISO 8601 strings, as the library accepts them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Final, Literal
+
+from fastapi import Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from hindsight import validate
+from hindsight.engine import MAX_K
+from hindsight.models import (
+    ForgetReceipt,
+    Kind,
+    Memory,
+    RecallResult,
+    RetainResult,
+    Source,
+    Status,
+)
+from hindsight.store import StoreStats, WorkingTurn
+from hindsight.transfer import memory_to_dict
+
+Role = Literal["user", "assistant", "tool", "system"]
+_TIME: Final = "An ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z."
+OWNER_RULE: Final[dict[str, Any]] = {
+    "pattern": f"^{validate.OWNER_RE.pattern}$",
+    "examples": ["user:alice"],
+}
+SESSION_RULE: Final[dict[str, Any]] = {
+    "pattern": f"^{validate.SESSION_RE.pattern}$",
+    "examples": ["s1"],
+}
+OWNER_HELP: Final = "Whose memory, as namespace:name, e.g. user:alice."
+
+
+def one_of(enum: type[StrEnum], *, nullable: bool = False) -> dict[str, Any]:
+    values: list[str | None] = [member.value for member in enum]
+    return {"enum": [*values, None] if nullable else values}
+
+
+def _owner() -> Any:
+    return Field(description=OWNER_HELP, json_schema_extra=OWNER_RULE)
+
+
+def _session(description: str = "The session.") -> Any:
+    return Field(default=None, description=description, json_schema_extra=SESSION_RULE)
+
+
+KIND_RULE: Final = one_of(Kind)
+OwnerQuery = Annotated[str, Query(description=OWNER_HELP, json_schema_extra=OWNER_RULE)]
+SessionPath = Annotated[str, Path(description="The session.", json_schema_extra=SESSION_RULE)]
+
+
+class _In(BaseModel):
+    """A request body: unknown fields are an error, so a typo is not silently ignored.
+
+    Infinity and NaN (which Python's JSON reader accepts) are refused as numbers.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+# -- errors -----------------------------------------------------------------------------------
+class ErrorDetail(BaseModel):
+    type: str = Field(description="The error class, e.g. ValidationError or NotFoundError.")
+    message: str = Field(description="What was wrong, naming the argument.")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+# -- memories ---------------------------------------------------------------------------------
+class ProvenanceOut(BaseModel):
+    source: str
+    session_id: str | None
+    speaker: str | None
+    derived_from: list[str]
+
+
+class MemoryOut(BaseModel):
+    """One long-term memory, as exported (without the export format number)."""
+
+    id: str
+    owner: str
+    kind: str
+    content: str
+    query_hints: list[str]
+    confidence: float
+    provenance: ProvenanceOut
+    observed_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    superseded_by: str | None
+    last_accessed_at: datetime | None
+    access_count: int
+    status: str
+    embedding_model: str | None
+    attribute: str | None
+    metadata: dict[str, Any]
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryOut:
+        return cls.model_validate(memory_to_dict(memory), strict=False)
+
+
+class MessageIn(_In):
+    role: Role = "user"
+    content: str
+    speaker: str | None = None
+    observed_at: str | None = Field(default=None, description=_TIME)
+    tool_name: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class RetainIn(_In):
+    owner: str = _owner()
+    content: str | None = Field(default=None, description="A message; or give messages.")
+    messages: list[MessageIn] | None = Field(default=None, description="A conversation.")
+    kind: str | None = Field(
+        default=None,
+        description="Store content as one memory of this kind, verbatim (no extraction).",
+        json_schema_extra=one_of(Kind, nullable=True),
+    )
+    session_id: str | None = _session("The session the text belongs to.")
+    source: str = Field(default="user", json_schema_extra=one_of(Source))
+    observed_at: str | None = Field(default=None, description=_TIME)
+    confidence: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
+    metadata: dict[str, Any] | None = None
+
+
+class Superseded(BaseModel):
+    old: str
+    new: str
+
+
+class RetainOut(BaseModel):
+    episodes: list[str]
+    created: list[str]
+    updated: list[str]
+    superseded: list[Superseded]
+
+    @classmethod
+    def of(cls, r: RetainResult) -> RetainOut:
+        return cls(
+            episodes=r.episodes,
+            created=r.created,
+            updated=r.updated,
+            superseded=[Superseded(old=old, new=new) for old, new in r.superseded],
+        )
+
+
+class RecallIn(_In):
+    owners: str | list[str] | dict[str, float] = Field(
+        description='One owner, a list, or weights such as {"user:alice": 1, "shared:team": 0.5}.'
+    )
+    query: str
+    k: int = Field(default=10, json_schema_extra={"minimum": 1, "maximum": MAX_K})
+    kinds: list[Annotated[str, Field(json_schema_extra=KIND_RULE)]] | None = None
+    since: str | None = Field(default=None, description=_TIME)
+    until: str | None = Field(default=None, description=_TIME)
+    min_confidence: float | None = Field(
+        default=None, json_schema_extra={"minimum": 0, "maximum": 1}
+    )
+    token_budget: int | None = Field(
+        default=None, description="Fit the results' contents in this many tokens."
+    )
+    include_history: bool = Field(default=False, description="Include superseded memories.")
+
+
+class ChannelHitOut(BaseModel):
+    rank: int
+    score: float
+
+
+class ExplanationOut(BaseModel):
+    channels: dict[str, ChannelHitOut]
+    fused: float
+    boosts: dict[str, float]
+    owner_weight: float
+    final: float
+
+
+class RecallHit(BaseModel):
+    memory: MemoryOut
+    score: float
+    explanation: ExplanationOut
+
+    @classmethod
+    def of(cls, r: RecallResult) -> RecallHit:
+        e = r.explanation
+        return cls(
+            memory=MemoryOut.of(r.memory),
+            score=r.score,
+            explanation=ExplanationOut(
+                channels={
+                    n: ChannelHitOut(rank=h.rank, score=h.score) for n, h in e.channels.items()
+                },
+                fused=e.fused,
+                boosts=dict(e.boosts),
+                owner_weight=e.owner_weight,
+                final=e.final,
+            ),
+        )
+
+
+class RecallOut(BaseModel):
+    results: list[RecallHit]
+
+
+class MemoryPage(BaseModel):
+    memories: list[MemoryOut]
+    limit: int
+    offset: int
+    next_offset: int | None = Field(description="The offset of the next page; null on the last.")
+    next: str | None = Field(description="The URL of the next page; null on the last.")
+
+
+class MemoryList(BaseModel):
+    memories: list[MemoryOut]
+
+
+class UpdateIn(_In):
+    """Only the fields given are changed; new content is re-embedded."""
+
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    confidence: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
+    query_hints: list[str] | None = None
+    status: str | None = Field(default=None, json_schema_extra=one_of(Status, nullable=True))
+
+
+class ForgetIn(_In):
+    owner: str = _owner()
+    session_id: str | None = _session("Only this session's memories (and its working memory).")
+    since: str | None = Field(default=None, description=_TIME)
+    until: str | None = Field(default=None, description=_TIME)
+
+
+class ReceiptOut(BaseModel):
+    id: str
+    count: int
+    deleted_ids: list[str]
+    derived_ids: list[str]
+    at: datetime
+    criteria: dict[str, Any]
+
+    @classmethod
+    def of(cls, r: ForgetReceipt) -> ReceiptOut:
+        return cls(
+            id=r.id,
+            count=r.count,
+            deleted_ids=r.deleted_ids,
+            derived_ids=r.derived_ids,
+            at=r.at,
+            criteria=r.criteria,
+        )
+
+
+class ImportIn(_In):
+    records: list[dict[str, Any]] = Field(description="Memories as exported, one object each.")
+
+
+class ImportOut(BaseModel):
+    imported: int
+    skipped: int
+
+
+class StatsOut(BaseModel):
+    memories: int
+    by_kind: dict[str, int]
+    by_status: dict[str, int]
+    owners: int
+    working_turns: int
+    embedding_model: str | None
+    dimension: int | None
+    size_bytes: int
+
+    @classmethod
+    def of(cls, s: StoreStats) -> StatsOut:
+        return cls(
+            memories=s.memories,
+            by_kind=s.by_kind,
+            by_status=s.by_status,
+            owners=s.owners,
+            working_turns=s.working_turns,
+            embedding_model=s.embedding_model,
+            dimension=s.dimension,
+            size_bytes=s.size_bytes,
+        )
+
+
+# -- working memory ---------------------------------------------------------------------------
+class ObserveIn(_In):
+    owner: str = _owner()
+    content: str
+    role: Role = "user"
+    speaker: str | None = None
+    tool_name: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class ObserveOut(BaseModel):
+    consolidated: bool = Field(description="Whether the window moved to long-term memory.")
+    retained: RetainOut | None
+
+
+class OwnerIn(_In):
+    owner: str = _owner()
+
+
+class TurnOut(BaseModel):
+    seq: int
+    owner: str
+    session_id: str
+    role: str
+    content: str
+    tokens: int
+    created_at: datetime
+    expires_at: datetime
+    speaker: str | None
+    tool_name: str | None
+    metadata: dict[str, Any]
+
+    @classmethod
+    def of(cls, t: WorkingTurn) -> TurnOut:
+        return cls(
+            seq=t.seq,
+            owner=t.owner,
+            session_id=t.session_id,
+            role=t.role,
+            content=t.content,
+            tokens=t.tokens,
+            created_at=t.created_at,
+            expires_at=t.expires_at,
+            speaker=t.speaker,
+            tool_name=t.tool_name,
+            metadata=t.metadata,
+        )
+
+
+class WindowOut(BaseModel):
+    turns: list[TurnOut]
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    turns: int
+    tokens: int
+
+
+class SessionsOut(BaseModel):
+    sessions: list[SessionOut]
+
+
+class ReflectIn(_In):
+    owner: str = _owner()
+    session_id: str | None = _session("Reflect on this session only.")
+    since: str | None = Field(default=None, description=_TIME)
+    until: str | None = Field(default=None, description=_TIME)
+
+
+# -- probes -----------------------------------------------------------------------------------
+class HealthOut(BaseModel):
+    status: Literal["ok"] = "ok"

@@ -1,0 +1,645 @@
+"""A Python client of the REST API with the library's methods: switch from embedded in one line.
+
+>>> memory = Hindsight()                                         # doctest: +SKIP
+>>> memory = Client("http://127.0.0.1:8765", api_key="...")     # doctest: +SKIP
+
+:class:`Client` (sync) and :class:`AsyncClient` take the same arguments as
+:class:`hindsight.Hindsight`, return the same types (:class:`~hindsight.Memory`,
+:class:`~hindsight.RecallResult`, ...), and raise the same errors, rebuilt from the
+server's error bodies. A server that cannot be reached raises :class:`StoreError`.
+Needs the ``client`` extra (httpx).
+
+Each operation is written once below, as a function that describes its HTTP request
+and how to read the answer; both clients turn those into methods.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import sys
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Concatenate, Final, Generic, ParamSpec, TypeVar
+from urllib.parse import quote
+
+from hindsight import errors, validate
+from hindsight.engine import UNSET, _Unset
+from hindsight.models import (
+    ChannelHit,
+    Explanation,
+    ForgetReceipt,
+    Kind,
+    Memory,
+    RecallResult,
+    RetainResult,
+    Source,
+    Status,
+    Turn,
+)
+from hindsight.store import StoreStats, WorkingTurn
+from hindsight.transfer import memory_from_dict
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_TIMEOUT: Final = 30.0
+P = ParamSpec("P")
+T = TypeVar("T")
+_ERRORS: Final[dict[str, type[errors.HindsightError]]] = {
+    cls.__name__: cls
+    for cls in (
+        errors.ValidationError,
+        errors.NotFoundError,
+        errors.ConflictError,
+        errors.EmbeddingMismatchError,
+        errors.AccessError,
+        errors.AuthenticationError,
+        errors.PermissionDeniedError,
+        errors.StoreError,
+        errors.StoreTimeoutError,
+        errors.EmbeddingError,
+    )
+}
+_BY_STATUS: Final[dict[int, type[errors.HindsightError]]] = {
+    400: errors.ValidationError,
+    401: errors.AuthenticationError,
+    403: errors.PermissionDeniedError,
+    404: errors.NotFoundError,
+    409: errors.ConflictError,
+    413: errors.ValidationError,
+    422: errors.ValidationError,
+    503: errors.StoreError,
+    504: errors.StoreTimeoutError,
+}
+
+
+# -- the wire: requests described, answers read ---------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Call(Generic[T]):
+    """One HTTP request, and how to turn its JSON answer into the library's return value."""
+
+    method: str
+    path: str
+    read: Callable[[Any], T]
+    params: dict[str, Any] | None = None
+    body: Any = None
+
+    def content(self) -> bytes | None:
+        if self.body is None:
+            return None
+        return json.dumps(self.body, ensure_ascii=False, default=_json_default).encode("utf-8")
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Turn):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def _error(status: int, content: bytes) -> errors.HindsightError:
+    """The library error an error answer stands for."""
+    try:
+        detail = json.loads(content)["error"]
+        type_, message = str(detail["type"]), str(detail["message"])
+    except (ValueError, KeyError, TypeError):
+        type_, message = "", f"HTTP {status}: {content[:200].decode('utf-8', 'replace')}"
+    cls = _ERRORS.get(type_) or _BY_STATUS.get(status, errors.HindsightError)
+    return cls(message)
+
+
+def _memory(data: Any) -> Memory:
+    return memory_from_dict(data, limit=sys.maxsize)
+
+
+def _memories(key: str) -> Callable[[Any], list[Memory]]:
+    return lambda data: [_memory(m) for m in data[key]]
+
+
+def _retained(data: Any) -> RetainResult:
+    return RetainResult(
+        episodes=list(data["episodes"]),
+        created=list(data["created"]),
+        updated=list(data["updated"]),
+        superseded=[(s["old"], s["new"]) for s in data["superseded"]],
+    )
+
+
+def _recalled(data: Any) -> list[RecallResult]:
+    results = []
+    for hit in data["results"]:
+        e = hit["explanation"]
+        explanation = Explanation(
+            channels={
+                n: ChannelHit(rank=c["rank"], score=c["score"]) for n, c in e["channels"].items()
+            },
+            fused=e["fused"],
+            boosts=dict(e["boosts"]),
+            final=e["final"],
+            owner_weight=e["owner_weight"],
+        )
+        results.append(RecallResult(_memory(hit["memory"]), hit["score"], explanation))
+    return results
+
+
+def _time(value: Any, field: str) -> datetime:
+    when = validate.timestamp(value, field=field)
+    assert when is not None
+    return when
+
+
+def _receipt(data: Any) -> ForgetReceipt:
+    criteria = dict(data["criteria"])
+    for name in ("since", "until"):
+        if isinstance(criteria.get(name), str):
+            criteria[name] = _time(criteria[name], name)
+    return ForgetReceipt(
+        id=data["id"],
+        deleted_ids=list(data["deleted_ids"]),
+        derived_ids=list(data["derived_ids"]),
+        at=_time(data["at"], "at"),
+        criteria=criteria,
+    )
+
+
+def _stats(data: Any) -> StoreStats:
+    return StoreStats(**{f.name: data[f.name] for f in dataclasses.fields(StoreStats)})
+
+
+def _turns(data: Any) -> list[WorkingTurn]:
+    return [
+        WorkingTurn(
+            **{
+                **t,
+                "created_at": _time(t["created_at"], "created_at"),
+                "expires_at": _time(t["expires_at"], "expires_at"),
+            }
+        )
+        for t in data["turns"]
+    ]
+
+
+def _observed(data: Any) -> RetainResult | None:
+    return None if data["retained"] is None else _retained(data["retained"])
+
+
+def _value(x: Any) -> Any:
+    return x.value if isinstance(x, Enum) else x
+
+
+def _memory_path(memory_id: str) -> str:
+    if not isinstance(memory_id, str) or not memory_id:
+        raise errors.NotFoundError(f"no memory with id {memory_id!r}")
+    return f"/v1/memories/{quote(memory_id, safe='')}"
+
+
+def _session_path(session_id: str, action: str) -> str:
+    sid = validate.session_id(session_id)
+    if sid is None:
+        raise errors.ValidationError("session_id is required for working memory")
+    return f"/v1/sessions/{quote(sid, safe='')}/{action}"
+
+
+# -- the operations, with the library's signatures ---------------------------------------------
+class _Ops:
+    """Each operation: the library's signature in, its HTTP request and reader out."""
+
+    @staticmethod
+    def retain(
+        owner: str,
+        content: str | None = None,
+        *,
+        messages: Sequence[Turn | Mapping[str, Any]] | None = None,
+        kind: Kind | str | None = None,
+        session_id: str | None = None,
+        source: Source | str = Source.USER,
+        observed_at: datetime | str | None = None,
+        confidence: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> _Call[RetainResult]:
+        """Remember a message, a conversation, or (with ``kind``) one memory as given."""
+        body = {
+            "owner": owner,
+            "content": content,
+            "messages": None if messages is None else list(messages),
+            "kind": _value(kind),
+            "session_id": session_id,
+            "source": _value(source),
+            "observed_at": observed_at,
+            "confidence": confidence,
+            "metadata": metadata,
+        }
+        return _Call("POST", "/v1/memories", _retained, body=body)
+
+    @staticmethod
+    def recall(
+        owners: str | Sequence[str] | Mapping[str, float],
+        query: str,
+        *,
+        k: int = 10,
+        kinds: Sequence[Kind | str] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        min_confidence: float | None = None,
+        token_budget: int | None = None,
+        include_history: bool = False,
+    ) -> _Call[list[RecallResult]]:
+        """The memories that best answer ``query``, each with why it came back."""
+        body = {
+            "owners": owners if isinstance(owners, str | Mapping) else list(owners),
+            "query": query,
+            "k": k,
+            "kinds": None if kinds is None else [_value(x) for x in kinds],
+            "since": since,
+            "until": until,
+            "min_confidence": min_confidence,
+            "token_budget": token_budget,
+            "include_history": include_history,
+        }
+        return _Call("POST", "/v1/recall", _recalled, body=body)
+
+    @staticmethod
+    def get(memory_id: str) -> _Call[Memory]:
+        """One memory by id."""
+        return _Call("GET", _memory_path(memory_id), _memory)
+
+    @staticmethod
+    def list_memories(
+        owner: str,
+        *,
+        kinds: Sequence[Kind | str] | None = None,
+        session_id: str | None = None,
+        include_history: bool = False,
+        status: Status | str = Status.ACTIVE,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> _Call[list[Memory]]:
+        """An owner's memories, newest observed first, a page at a time."""
+        params = {
+            "owner": owner,
+            "kind": None if kinds is None else [_value(x) for x in kinds],
+            "session_id": session_id,
+            "include_history": include_history,
+            "status": _value(status),
+            "limit": limit,
+            "offset": offset,
+        }
+        return _Call("GET", "/v1/memories", _memories("memories"), params=params)
+
+    @staticmethod
+    def stats(owner: str | None = None) -> _Call[StoreStats]:
+        """Counts by kind and status, and the store's size and model."""
+        return _Call("GET", "/v1/stats", _stats, params={"owner": owner})
+
+    @staticmethod
+    def update(
+        memory_id: str,
+        *,
+        content: str | _Unset = UNSET,
+        metadata: Mapping[str, Any] | _Unset = UNSET,
+        confidence: float | _Unset = UNSET,
+        query_hints: Sequence[str] | _Unset = UNSET,
+        status: Status | str | _Unset = UNSET,
+    ) -> _Call[Memory]:
+        """Change a memory in place; new content is re-embedded."""
+        given = {
+            "content": content,
+            "metadata": metadata,
+            "confidence": confidence,
+            "query_hints": query_hints,
+            "status": status,
+        }
+        body = {name: _value(v) for name, v in given.items() if not isinstance(v, _Unset)}
+        return _Call("PATCH", _memory_path(memory_id), _memory, body=body)
+
+    @staticmethod
+    def forget(
+        memory_id: str | None = None,
+        *,
+        owner: str | None = None,
+        session_id: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> _Call[ForgetReceipt]:
+        """Delete one memory, or an owner's memories (optionally of one session or period)."""
+        if memory_id is not None:
+            if session_id is not None or since or until:
+                raise errors.ValidationError("give a memory id, or an owner with filters, not both")
+            return _Call("DELETE", _memory_path(memory_id), _receipt, params={"owner": owner})
+        if owner is None:
+            raise errors.ValidationError("give a memory id or an owner")
+        body = {"owner": owner, "session_id": session_id, "since": since, "until": until}
+        return _Call("POST", "/v1/forget", _receipt, body=body)
+
+    @staticmethod
+    def import_records(records: Iterable[Mapping[str, Any]]) -> _Call[dict[str, int]]:
+        """Load exported dicts, re-embedding them; known ids are skipped."""
+        return _Call("POST", "/v1/import", dict, body={"records": list(records)})
+
+    @staticmethod
+    def observe(
+        owner: str,
+        session_id: str,
+        content: str,
+        *,
+        role: str = "user",
+        speaker: str | None = None,
+        tool_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> _Call[RetainResult | None]:
+        """Add a turn to a session's working memory; returns what was retained, if it moved."""
+        body = {
+            "owner": owner,
+            "content": content,
+            "role": role,
+            "speaker": speaker,
+            "tool_name": tool_name,
+            "metadata": metadata,
+        }
+        return _Call("POST", _session_path(session_id, "turns"), _observed, body=body)
+
+    @staticmethod
+    def sessions(owner: str) -> _Call[list[tuple[str, int, int]]]:
+        """An owner's open sessions as (session id, turns, estimated tokens), latest first."""
+
+        def read(data: Any) -> list[tuple[str, int, int]]:
+            return [(s["session_id"], s["turns"], s["tokens"]) for s in data["sessions"]]
+
+        return _Call("GET", "/v1/sessions", read, params={"owner": owner})
+
+    @staticmethod
+    def window(owner: str, session_id: str) -> _Call[list[WorkingTurn]]:
+        """A session's working memory, oldest first."""
+        return _Call("GET", _session_path(session_id, "turns"), _turns, params={"owner": owner})
+
+    @staticmethod
+    def consolidate(owner: str, session_id: str) -> _Call[RetainResult]:
+        """Move a session's working memory into long-term memory and clear the window."""
+        return _Call(
+            "POST", _session_path(session_id, "consolidate"), _retained, body={"owner": owner}
+        )
+
+    @staticmethod
+    def close_session(owner: str, session_id: str) -> _Call[RetainResult]:
+        """End a session: consolidate what is left of its window."""
+        return _Call("POST", _session_path(session_id, "close"), _retained, body={"owner": owner})
+
+    @staticmethod
+    def summarize(owner: str, session_id: str) -> _Call[Memory]:
+        """Summarize a session into one long-term memory, and return it."""
+        return _Call("POST", _session_path(session_id, "summarize"), _memory, body={"owner": owner})
+
+    @staticmethod
+    def reflect(
+        owner: str,
+        *,
+        session_id: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> _Call[list[Memory]]:
+        """Reflect on an owner's memories (one session, or a period); returns what was written."""
+        body = {"owner": owner, "session_id": session_id, "since": since, "until": until}
+        return _Call("POST", "/v1/reflect", _memories("memories"), body=body)
+
+
+def _export_params(owner: str, include_history: bool) -> dict[str, Any]:
+    return {"owner": owner, "include_history": include_history}
+
+
+# -- the two clients ------------------------------------------------------------------------------
+def _adopt(method: Callable[..., Any], build: Callable[..., Any]) -> None:
+    """Give ``method`` the name, docstring and signature (with ``self``) of its operation."""
+    functools.update_wrapper(method, build, assigned=("__name__", "__doc__"), updated=())
+    method.__qualname__ = build.__name__
+    signature = inspect.signature(build)
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return_type = signature.return_annotation
+    if isinstance(return_type, str) and return_type.startswith("_Call["):
+        return_type = return_type[len("_Call[") : -1]
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[this, *signature.parameters.values()], return_annotation=return_type
+    )
+
+
+def _sync(build: Callable[P, _Call[T]]) -> Callable[Concatenate[Client, P], T]:
+    def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._send(build(*args, **kwargs))
+
+    _adopt(method, build)
+    return method
+
+
+def _async(
+    build: Callable[P, _Call[T]],
+) -> Callable[Concatenate[AsyncClient, P], Coroutine[Any, Any, T]]:
+    async def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._send(build(*args, **kwargs))
+
+    _adopt(method, build)
+    return method
+
+
+def _httpx() -> Any:
+    try:
+        import httpx
+    except ImportError:
+        raise errors.MissingExtraError("client", "httpx") from None
+    return httpx
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    headers = {"accept": "application/json", "content-type": "application/json"}
+    if api_key is not None:
+        headers["authorization"] = f"Bearer {api_key}"
+    return headers
+
+
+def _request(http: Any, call: _Call[Any]) -> Any:
+    params = {k: v for k, v in (call.params or {}).items() if v is not None}
+    return http.build_request(call.method, call.path, params=params, content=call.content())
+
+
+class _Transport:
+    """What both clients share: the base URL, the error mapping for transport failures."""
+
+    base_url: str
+    timeout: float
+
+    def _unreachable(self, exc: Exception) -> errors.HindsightError:
+        hx = _httpx()
+        if isinstance(exc, hx.TimeoutException):
+            return errors.StoreTimeoutError(
+                f"the hindsight server at {self.base_url} did not answer within {self.timeout:g} s"
+            )
+        return errors.StoreError(f"cannot reach the hindsight server at {self.base_url}: {exc}")
+
+
+class Client(_Transport):
+    """The REST API of a hindsight server, with the methods of :class:`hindsight.Hindsight`.
+
+    ``api_key`` is sent as ``Authorization: Bearer <key>``; ``transport`` (an
+    ``httpx.BaseTransport``) may route requests elsewhere, e.g. in-process for tests.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        hx = _httpx()
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self._http: httpx.Client = hx.Client(
+            base_url=self.base_url,
+            headers=_headers(api_key),
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def _send(self, call: _Call[T]) -> T:
+        hx = _httpx()
+        try:
+            response = self._http.send(_request(self._http, call))
+        except hx.TransportError as exc:
+            raise self._unreachable(exc) from None
+        if response.status_code >= 400:
+            raise _error(response.status_code, response.content)
+        return call.read(response.json())
+
+    retain = _sync(_Ops.retain)
+    recall = _sync(_Ops.recall)
+    get = _sync(_Ops.get)
+    list_memories = _sync(_Ops.list_memories)
+    stats = _sync(_Ops.stats)
+    update = _sync(_Ops.update)
+    forget = _sync(_Ops.forget)
+    import_records = _sync(_Ops.import_records)
+    observe = _sync(_Ops.observe)
+    sessions = _sync(_Ops.sessions)
+    window = _sync(_Ops.window)
+    consolidate = _sync(_Ops.consolidate)
+    close_session = _sync(_Ops.close_session)
+    summarize = _sync(_Ops.summarize)
+    reflect = _sync(_Ops.reflect)
+
+    def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
+        """Every memory of ``owner`` as a JSON-ready dict, oldest first, streamed."""
+        hx = _httpx()
+        params = _export_params(owner, include_history)
+        try:
+            with self._http.stream("GET", "/v1/export", params=params) as response:
+                if response.status_code >= 400:
+                    raise _error(response.status_code, response.read())
+                for line in response.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except hx.TransportError as exc:
+            raise self._unreachable(exc) from None
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient(_Transport):
+    """:class:`Client` for asyncio: the same methods, awaited."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        hx = _httpx()
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self._http: httpx.AsyncClient = hx.AsyncClient(
+            base_url=self.base_url,
+            headers=_headers(api_key),
+            timeout=timeout,
+            transport=transport,
+        )
+
+    async def _send(self, call: _Call[T]) -> T:
+        hx = _httpx()
+        try:
+            response = await self._http.send(_request(self._http, call))
+        except hx.TransportError as exc:
+            raise self._unreachable(exc) from None
+        if response.status_code >= 400:
+            raise _error(response.status_code, response.content)
+        return call.read(response.json())
+
+    retain = _async(_Ops.retain)
+    recall = _async(_Ops.recall)
+    get = _async(_Ops.get)
+    list_memories = _async(_Ops.list_memories)
+    stats = _async(_Ops.stats)
+    update = _async(_Ops.update)
+    forget = _async(_Ops.forget)
+    import_records = _async(_Ops.import_records)
+    observe = _async(_Ops.observe)
+    sessions = _async(_Ops.sessions)
+    window = _async(_Ops.window)
+    consolidate = _async(_Ops.consolidate)
+    close_session = _async(_Ops.close_session)
+    summarize = _async(_Ops.summarize)
+    reflect = _async(_Ops.reflect)
+
+    async def export(
+        self, owner: str, *, include_history: bool = True
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Every memory of ``owner`` as a JSON-ready dict, oldest first, streamed."""
+        hx = _httpx()
+        params = _export_params(owner, include_history)
+        try:
+            async with self._http.stream("GET", "/v1/export", params=params) as response:
+                if response.status_code >= 400:
+                    raise _error(response.status_code, await response.aread())
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except hx.TransportError as exc:
+            raise self._unreachable(exc) from None
+
+    async def close(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+__all__ = ["AsyncClient", "Client"]

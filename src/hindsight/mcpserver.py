@@ -1,0 +1,596 @@
+"""The MCP server: hindsight's memory as tools an LLM agent can call.
+
+A thin adapter over :class:`~hindsight.engine.Hindsight`, on the official MCP SDK
+(``mcp`` 2.x, ``pip install 'agent-hindsight[server]'``). Every tool checks the
+caller's :class:`~hindsight.access.Principal`, runs the library call off the event
+loop within ``request_timeout_seconds`` and returns JSON. Errors are mapped once,
+in :meth:`_Server.call_tool`: a hindsight error or a bad argument becomes a tool
+error (``isError``) whose text names the argument and what was wrong.
+
+Transports: :func:`run_stdio` (a local client such as a desktop app; trusted) and
+:func:`http_app` (streamable HTTP, mounted at ``/mcp`` by ``hindsight serve``;
+API keys from :class:`~hindsight.access.KeyRing`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, ParamSpec, TypeVar
+
+from pydantic import Field
+from pydantic import ValidationError as ArgumentsError
+
+from hindsight import serving, validate
+from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token
+from hindsight.engine import MAX_K, UNSET, Hindsight
+from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError, NotFoundError
+from hindsight.errors import ValidationError as InputError
+from hindsight.models import ForgetReceipt, Memory, RecallResult, RetainResult
+from hindsight.store import WorkingTurn
+from hindsight.transfer import memory_to_dict
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.transport_security import TransportSecuritySettings
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise MissingExtraError("server", "mcp") from exc
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+    from mcp_types import CallToolResult, InputRequiredResult
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+INSTRUCTIONS: Final = """\
+hindsight is long-term memory. Memories belong to an owner, a namespace such as \
+'user:alice', 'agent:planner' or 'shared:team-a'; pass the owner the memory is about.
+- Before answering anything that depends on what was said or done earlier, call memory_search.
+- When the user states a preference, a fact about themselves, a correction or a decision, \
+or a task ends with a result worth keeping, call memory_write.
+- To keep the running conversation, call session_append for each turn; it reaches long-term \
+memory on its own. memory_summarize and memory_reflect distil sessions into summaries and lessons.
+- memory_update fixes a wrong memory; memory_delete forgets one (when the user asks to forget).
+Ids come from memory_search and memory_write."""
+
+# -- argument types: flat JSON schemas, each argument described for the model ---------
+KindName = Literal[
+    "preference", "fact", "experience", "tool_result", "episode", "summary", "reflection"
+]
+Role = Literal["user", "assistant", "tool", "system"]
+
+Owner = Annotated[
+    str,
+    Field(
+        description="Whose memory: 'namespace:name', e.g. 'user:alice', 'agent:planner' or "
+        "'shared:team-a' (lower-case namespace; name of letters, digits and . _ @ + -)."
+    ),
+]
+MemoryId = Annotated[
+    str,
+    Field(description="The id of one memory, as returned by memory_search or memory_write."),
+]
+SessionId = Annotated[
+    str,
+    Field(
+        description="The conversation session's id, e.g. 'chat-2024-05-01' (letters, digits "
+        "and . _ : @ + -, at most 128 characters)."
+    ),
+]
+Metadata = Annotated[
+    dict[str, Any] | None,
+    Field(description='Optional JSON object kept with the memory, e.g. {"topic": "travel"}.'),
+]
+Since = Annotated[
+    str | None,
+    Field(
+        description="Only memories observed at or after this time: an ISO 8601 date or time, "
+        "e.g. '2024-05-01' or '2024-05-01T14:30:00Z'."
+    ),
+]
+Until = Annotated[
+    str | None,
+    Field(description="Only memories observed before this time (ISO 8601, as for since)."),
+]
+
+
+class _Tools:
+    """The tools, bound to one engine and one way of knowing the caller.
+
+    Each async method is a tool: its docstring is the tool's description and its
+    annotated parameters are the argument schema. The blocking work (access checks
+    that read the store, the library call, shaping the answer) runs in a worker
+    thread through :func:`hindsight.serving.call`.
+    """
+
+    def __init__(self, hs: Hindsight, principal: Callable[[], Principal]) -> None:
+        self._hs = hs
+        self._principal = principal
+
+    async def _call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await serving.call(self._hs.settings.request_timeout_seconds, fn, *args, **kwargs)
+
+    # -- long-term memory ------------------------------------------------------------
+    async def memory_write(
+        self,
+        owner: Owner,
+        content: Annotated[
+            str,
+            Field(description="What to remember, in plain words: one message or one statement."),
+        ],
+        kind: Annotated[
+            KindName | None,
+            Field(
+                description="Store the text as exactly one memory of this kind instead of "
+                "extracting. Leave out to keep the text verbatim and let hindsight extract "
+                "from it."
+            ),
+        ] = None,
+        metadata: Metadata = None,
+    ) -> dict[str, Any]:
+        """Remember something for an owner: a message, a preference, a fact, a decision, an outcome.
+
+        Without `kind`, the text is kept verbatim as an episode and hindsight extracts
+        preferences, facts, corrections and tool results from it: a repeated statement
+        reinforces the memory it repeats, a new value ("I moved to Berlin") supersedes
+        the old one ("I live in Paris"), which stays in history. With `kind`, the text is
+        stored as exactly one memory of that kind.
+        Returns `id` (the memory written: the episode, or with `kind` the new or
+        reinforced memory), the ids `created`, `updated` (reinforced) and `superseded`
+        ({old, new}), and `extracted`: what was distilled from the text (id, kind, content).
+        """
+        caller = self._principal()
+        return await self._call(self._write, caller, owner, content, kind, metadata)
+
+    def _write(
+        self,
+        caller: Principal,
+        owner: str,
+        content: str,
+        kind: str | None,
+        metadata: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        caller.check_write(validate.owner(owner))
+        result = self._hs.retain(owner, content, kind=kind, metadata=metadata)
+        return self._retained(result)
+
+    async def memory_search(
+        self,
+        owner: Owner,
+        query: Annotated[
+            str,
+            Field(
+                description="What to look for: a question or keywords, e.g. 'where does "
+                "Alice live?'."
+            ),
+        ],
+        kind: Annotated[
+            KindName | None,
+            Field(description="Only memories of this kind, e.g. 'preference' or 'fact'."),
+        ] = None,
+        k: Annotated[
+            int, Field(ge=1, le=MAX_K, description=f"How many results at most (1 to {MAX_K}).")
+        ] = 10,
+        since: Since = None,
+        until: Until = None,
+    ) -> dict[str, Any]:
+        """Find an owner's memories that answer a question or relate to a topic, best first.
+
+        Call this before answering anything that depends on what the user said or did
+        earlier. Searches by meaning and by keywords; superseded versions are left out.
+        Returns `results`: up to k memories, each with id, kind, content, observed_at
+        (when it was said), score (higher is better; compare only within one search)
+        and why (the search channels that found it, with rank and score, and the boosts
+        for confidence, recency and use). An empty list means nothing relevant is known.
+        """
+        caller = self._principal()
+        return await self._call(self._search, caller, owner, query, kind, k, since, until)
+
+    def _search(
+        self,
+        caller: Principal,
+        owner: str,
+        query: str,
+        kind: str | None,
+        k: int,
+        since: str | None,
+        until: str | None,
+    ) -> dict[str, Any]:
+        caller.check_read(validate.owner(owner))
+        found = self._hs.recall(
+            owner, query, k=k, kinds=None if kind is None else [kind], since=since, until=until
+        )
+        return {"results": [_result(r) for r in found]}
+
+    async def memory_update(
+        self,
+        memory_id: MemoryId,
+        content: Annotated[
+            str | None,
+            Field(description="The corrected text; it replaces the memory's content."),
+        ] = None,
+        metadata: Annotated[
+            dict[str, Any] | None,
+            Field(description="A JSON object that replaces the memory's whole metadata."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Correct one memory in place, by id: replace its text, its metadata, or both.
+
+        Use it to fix a memory that is wrong. When something changed over time (the
+        user moved, changed their mind), call memory_write instead: it keeps the history.
+        Give at least one of content or metadata. Returns ok and the memory as updated.
+        """
+        caller = self._principal()
+        return await self._call(self._update, caller, memory_id, content, metadata)
+
+    def _update(
+        self,
+        caller: Principal,
+        memory_id: str,
+        content: str | None,
+        metadata: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        if content is None and metadata is None:
+            raise InputError("give content or metadata (or both) to change")
+        caller.check_write(self._visible(caller, memory_id).owner)
+        memory = self._hs.update(
+            memory_id,
+            content=UNSET if content is None else content,
+            metadata=UNSET if metadata is None else metadata,
+        )
+        return {"ok": True, "memory": memory_to_dict(memory)}
+
+    async def memory_delete(self, memory_id: MemoryId) -> dict[str, Any]:
+        """Delete one memory for good, by id, with whatever was derived only from it.
+
+        Use it when the user asks to forget something, or a memory must not be kept.
+        Returns ok, receipt_id (the deletion's receipt), deleted_ids and derived_ids
+        (memories extracted from it that went too).
+        """
+        caller = self._principal()
+        return await self._call(self._delete, caller, memory_id)
+
+    def _delete(self, caller: Principal, memory_id: str) -> dict[str, Any]:
+        owner = self._visible(caller, memory_id).owner
+        caller.check_write(owner)
+        return _receipt(self._hs.forget(memory_id, owner=owner))
+
+    async def memory_summarize(self, owner: Owner, session_id: SessionId) -> dict[str, Any]:
+        """Write a summary of one conversation session of an owner, and return it.
+
+        Call it when a long session ends, so that later searches find its gist. The
+        summary is stored as a memory of kind 'summary'. Returns `summary`: the memory
+        written (id, kind, content, provenance, times).
+        """
+        caller = self._principal()
+        return await self._call(self._summarize, caller, owner, session_id)
+
+    def _summarize(self, caller: Principal, owner: str, session_id: str) -> dict[str, Any]:
+        caller.check_write(validate.owner(owner))
+        return {"summary": memory_to_dict(self._hs.summarize(owner, session_id))}
+
+    async def memory_reflect(
+        self,
+        owner: Owner,
+        session_id: Annotated[
+            str | None, Field(description="Reflect on this session only (optional).")
+        ] = None,
+        since: Since = None,
+        until: Until = None,
+    ) -> dict[str, Any]:
+        """Draw lasting lessons from an owner's memories and store them as reflections.
+
+        Reflections are higher-level memories (patterns, stable preferences, what worked
+        and what failed) of kind 'reflection'; later searches find them. Optionally
+        limit the material to one session or a period. Returns `reflections`: the
+        memories written (an empty list when there was too little to reflect on).
+        """
+        caller = self._principal()
+        return await self._call(self._reflect, caller, owner, session_id, since, until)
+
+    def _reflect(
+        self,
+        caller: Principal,
+        owner: str,
+        session_id: str | None,
+        since: str | None,
+        until: str | None,
+    ) -> dict[str, Any]:
+        caller.check_write(validate.owner(owner))
+        written = self._hs.reflect(owner, session_id=session_id, since=since, until=until)
+        return {"reflections": [memory_to_dict(m) for m in written]}
+
+    # -- working memory ------------------------------------------------------------------
+    async def session_append(
+        self,
+        owner: Owner,
+        session_id: SessionId,
+        content: Annotated[str, Field(description="The text of the turn.")],
+        role: Annotated[
+            Role, Field(description="Who said it: user, assistant, tool or system.")
+        ] = "user",
+        speaker: Annotated[
+            str | None, Field(description="Optional display name of the speaker, e.g. 'Caroline'.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Add one turn of a conversation to the session's working memory.
+
+        Working memory is short-term and per session. It moves into long-term memory on
+        its own when the session grows past its turn or token limit, or at once when a
+        turn corrects the agent or reports a tool failure. Returns ok and
+        `consolidated`: null while the turn stays in working memory, else what was
+        written to long-term memory then (as memory_write reports it).
+        """
+        caller = self._principal()
+        return await self._call(
+            self._append, caller, owner, session_id, content, role=role, speaker=speaker
+        )
+
+    def _append(
+        self,
+        caller: Principal,
+        owner: str,
+        session_id: str,
+        content: str,
+        *,
+        role: str,
+        speaker: str | None,
+    ) -> dict[str, Any]:
+        caller.check_write(validate.owner(owner))
+        result = self._hs.observe(owner, session_id, content, role=role, speaker=speaker)
+        return {"ok": True, "consolidated": None if result is None else self._retained(result)}
+
+    async def session_window(self, owner: Owner, session_id: SessionId) -> dict[str, Any]:
+        """The turns of a session still in working memory (not yet consolidated), oldest first.
+
+        Use it to recall the recent conversation of a session. Returns `turns` (seq,
+        role, speaker, content, created_at) and `tokens`, their estimated size.
+        """
+        caller = self._principal()
+        return await self._call(self._window, caller, owner, session_id)
+
+    def _window(self, caller: Principal, owner: str, session_id: str) -> dict[str, Any]:
+        caller.check_read(validate.owner(owner))
+        turns = self._hs.window(owner, session_id)
+        return {"turns": [_turn(t) for t in turns], "tokens": sum(t.tokens for t in turns)}
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _visible(self, caller: Principal, memory_id: str) -> Memory:
+        """The memory, if the caller may read it; else the same error as for an unknown id."""
+        missing = NotFoundError(f"no memory with id {memory_id!r}")
+        try:
+            memory = self._hs.get(memory_id)
+        except NotFoundError:
+            raise missing from None
+        if not caller.can_read(memory.owner):
+            raise missing
+        return memory
+
+    def _retained(self, result: RetainResult) -> dict[str, Any]:
+        extracted = [self._hs.get(mid) for mid in result.created]
+        first = [*result.episodes, *result.created, *result.updated]
+        return {
+            "id": first[0] if first else None,
+            "episodes": result.episodes,
+            "created": result.created,
+            "updated": result.updated,
+            "superseded": [{"old": old, "new": new} for old, new in result.superseded],
+            "extracted": [
+                {"id": m.id, "kind": m.kind.value, "content": m.content} for m in extracted
+            ],
+        }
+
+    def tools(self) -> list[Callable[..., Any]]:
+        """The tool methods, in the order a client lists them."""
+        return [
+            self.memory_write,
+            self.memory_search,
+            self.memory_update,
+            self.memory_delete,
+            self.memory_summarize,
+            self.memory_reflect,
+            self.session_append,
+            self.session_window,
+        ]
+
+
+def _result(r: RecallResult) -> dict[str, Any]:
+    return {
+        "id": r.memory.id,
+        "kind": r.memory.kind.value,
+        "content": r.memory.content,
+        "observed_at": r.memory.observed_at.isoformat(),
+        "score": round(r.score, 4),
+        "why": _why(r),
+    }
+
+
+def _why(r: RecallResult) -> str:
+    e = r.explanation
+    found = ", ".join(f"{name} #{hit.rank} ({hit.score:.3g})" for name, hit in e.channels.items())
+    boosts = ", ".join(f"{name} x{value:.2f}" for name, value in e.boosts.items())
+    weight = f", owner weight x{e.owner_weight:g}" if e.owner_weight != 1.0 else ""
+    return f"found by {found}; fused {e.fused:.3g}; boosts {boosts}{weight}"
+
+
+def _receipt(receipt: ForgetReceipt) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "receipt_id": receipt.id,
+        "deleted_ids": receipt.deleted_ids,
+        "derived_ids": receipt.derived_ids,
+    }
+
+
+def _turn(t: WorkingTurn) -> dict[str, Any]:
+    return {
+        "seq": t.seq,
+        "role": t.role,
+        "speaker": t.speaker,
+        "content": t.content,
+        "created_at": t.created_at.isoformat(),
+    }
+
+
+# -- errors: mapped once for every tool ------------------------------------------------
+def _describe_arguments(exc: ArgumentsError) -> str:
+    problems = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "missing":
+            problems.append(f"argument {name} is required")
+        else:
+            got = repr(error["input"])
+            got = got if len(got) <= 60 else got[:57] + "..."
+            problems.append(f"argument {name}: {error['msg']} (got {got})")
+    return "ValidationError: " + "; ".join(problems)
+
+
+class _Server(MCPServer[Any]):
+    """An MCPServer whose tool errors are hindsight's own messages, never tracebacks."""
+
+    def __init__(self, tools: _Tools) -> None:
+        super().__init__("hindsight", instructions=INSTRUCTIONS, log_level="WARNING")
+        self._arguments: dict[str, frozenset[str]] = {}
+        for fn in tools.tools():
+            self.add_tool(fn, description=inspect.getdoc(fn))
+            self._arguments[fn.__name__] = frozenset(inspect.signature(fn).parameters)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Run a tool; a hindsight error or a bad argument becomes a ToolError naming it."""
+        unknown = sorted(set(arguments) - self._arguments.get(name, frozenset(arguments)))
+        if unknown:
+            known = ", ".join(sorted(self._arguments[name]))
+            raise ToolError(
+                f"ValidationError: unknown argument(s) {', '.join(unknown)}; {name} takes {known}"
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, HindsightError):
+                raise ToolError(f"{type(cause).__name__}: {cause}") from None
+            if isinstance(cause, ArgumentsError):
+                raise ToolError(_describe_arguments(cause)) from None
+            raise
+
+
+def create_server(
+    hs: Hindsight, *, principal: Callable[[], Principal] | None = None
+) -> MCPServer[Any]:
+    """An MCP server exposing ``hs`` as tools.
+
+    ``principal()`` returns the caller of the current request (see :func:`http_app`);
+    ``None`` trusts every caller, which suits stdio, where the client is the local user.
+    """
+    return _Server(_Tools(hs, principal or (lambda: TRUSTED)))
+
+
+def run_stdio(hs: Hindsight) -> None:
+    """Serve ``hs`` over stdin and stdout until the client leaves."""
+    create_server(hs).run("stdio")
+
+
+# -- streamable HTTP --------------------------------------------------------------------
+_CALLER: Final[contextvars.ContextVar[Principal | None]] = contextvars.ContextVar(
+    "hindsight_mcp_caller", default=None
+)
+_LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _authenticated_caller() -> Principal:
+    caller = _CALLER.get()
+    if caller is None:  # the auth layer always sets it; fail closed if it ever does not
+        raise AuthenticationError("an API key is required: send 'Authorization: Bearer <key>'")
+    return caller
+
+
+class _RequireKey:
+    """ASGI middleware: every HTTP request needs a valid API key; its principal is the caller."""
+
+    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
+        self._app = app
+        self._keyring = keyring
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
+        try:
+            caller = self._keyring.authenticate(
+                bearer_token(None if header is None else header.decode("latin-1"))
+            )
+        except AuthenticationError as exc:
+            await _unauthorized(str(exc), send)
+            return
+        token = _CALLER.set(caller)
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            _CALLER.reset(token)
+
+
+async def _unauthorized(message: str, send: Send) -> None:
+    # the same error body as the REST API's
+    body = json.dumps({"error": {"type": "AuthenticationError", "message": message}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="hindsight"'),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(
+    hs: Hindsight,
+    *,
+    keyring: KeyRing | None,
+    allowed_hosts: Sequence[str] | None = None,
+) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
+    """An ASGI app serving MCP over streamable HTTP at its own root, and its lifespan.
+
+    Mount the app (e.g. at ``/mcp``) and run the lifespan in the parent's. With a
+    ``keyring`` every request needs ``Authorization: Bearer <key>`` (else 401) and
+    the key's scopes bound what the tools may read and write. Without one, every
+    caller is trusted, so only loopback ``Host`` headers are accepted (a guard against
+    DNS rebinding) unless ``allowed_hosts`` (``host`` or ``host:port``, ``host:*`` for
+    any port) says otherwise; with a keyring the Host is checked only if given.
+    """
+    if allowed_hosts is None and keyring is None:
+        allowed_hosts = [h for host in _LOOPBACK for h in (host, f"{host}:*")]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=allowed_hosts is not None,
+        allowed_hosts=list(allowed_hosts or ()),
+        allowed_origins=[
+            f"{scheme}://{h}" for h in allowed_hosts or () for scheme in ("http", "https")
+        ],
+    )
+    server = create_server(hs, principal=None if keyring is None else _authenticated_caller)
+    # Stateless JSON: each request stands alone, so the app works behind any proxy or worker.
+    server.streamable_http_app(
+        streamable_http_path="/",
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=hs.settings.max_request_bytes,
+        transport_security=security,
+    )
+    manager = server.session_manager
+    app: ASGIApp = manager.handle_request
+    if keyring is not None:
+        app = _RequireKey(app, keyring)
+    return app, manager.run

@@ -1,0 +1,29 @@
+"""What the REST and MCP servers share: running a library call off the event loop, in time."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from hindsight.errors import StoreTimeoutError
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def call(timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a blocking library call in a worker thread; StoreTimeoutError after ``timeout`` s.
+
+    The caller gets its answer (or the error) in time; a call that overruns finishes
+    in its thread, and, as each write is one transaction, lands whole or not at all.
+    """
+    with anyio.move_on_after(timeout) as scope:
+        return await anyio.to_thread.run_sync(
+            functools.partial(fn, *args, **kwargs), abandon_on_cancel=True
+        )
+    assert scope.cancelled_caught
+    raise StoreTimeoutError(f"the store did not answer within {timeout:g} s; try again later")

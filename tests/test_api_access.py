@@ -1,0 +1,333 @@
+"""Access control on the REST API (and its /mcp mount), against a real server on loopback.
+
+For every route the app has, a key scoped to user:alice tries to reach user:bob and
+must fail without changing or revealing anything. A route added without a case here
+fails ``test_every_route_has_a_case``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from mcp import Client as McpClient
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import TextContent
+from servers import live_server
+from starlette.routing import Mount, Route
+
+from hindsight import (
+    AuthenticationError,
+    Client,
+    Hindsight,
+    PermissionDeniedError,
+    Settings,
+)
+from hindsight.access import KeyRing
+from hindsight.api import create_app
+from hindsight.embed import Embeddings
+
+ALICE, BOB = "user:alice", "user:bob"
+ALICE_KEY = "alice-key-000000000001"
+READER_KEY = "reader-key-00000000002"
+ADMIN_KEY = "admin-key-000000000003"
+TEAM_KEY = "team-key-0000000000004"
+KEYS = {
+    "keys": [
+        {"name": "alice", "key": ALICE_KEY, "read": [ALICE], "write": [ALICE]},
+        {"name": "reader", "key": READER_KEY, "read": [BOB]},
+        {"name": "admin", "key": ADMIN_KEY, "read": ["*"], "write": ["*"]},
+        {"name": "team", "key": TEAM_KEY, "read": ["shared:*"], "write": [ALICE]},
+    ]
+}
+SECRET = "Bob's locker code is 4711."
+UNKNOWN_ID = "m_0000000000000000000000000000"
+
+
+@dataclass
+class World:
+    url: str
+    app: FastAPI
+    hs: Hindsight
+    bob_id: str  # one of bob's memories
+
+    def http(self, key: str | None = ALICE_KEY) -> httpx.Client:
+        headers = {} if key is None else {"authorization": f"Bearer {key}"}
+        return httpx.Client(base_url=self.url, headers=headers)
+
+    def bob(self) -> tuple[Any, ...]:
+        """Everything of bob's that no failed call may change."""
+        return (
+            list(self.hs.export(BOB)),
+            self.hs.sessions(BOB),
+            self.hs.window(BOB, "s1"),
+        )
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, embedder: Embeddings) -> Iterator[World]:
+    settings = Settings(home=tmp_path_factory.mktemp("access"), sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as hs:
+        bob_id = hs.retain(BOB, SECRET, session_id="s0").episodes[0]
+        hs.observe(BOB, "s1", "I am thinking about a new bike.")
+        hs.retain("shared:team", "The team meets on Mondays.")
+        app = create_app(hs, keyring=KeyRing.parse(KEYS))
+        with live_server(app, log_level="debug") as url:
+            yield World(url, app, hs, bob_id)
+
+
+def denied(response: httpx.Response, status: int = 403) -> None:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    expected = {403: "PermissionDeniedError", 404: "NotFoundError"}[status]
+    assert error["type"] == expected, error
+    assert "4711" not in response.text and "locker" not in response.text.lower()
+
+
+def _unknown_id_answer(w: World, http: httpx.Client, method: str, memory_id: str) -> Any:
+    body = {"confidence": 0.1} if method == "PATCH" else None
+    response = http.request(method, f"/v1/memories/{memory_id}", json=body)
+    denied(response, 404)
+    return response.json()
+
+
+def _by_id(method: str) -> Callable[[World, httpx.Client], None]:
+    """An id outside the key's scope answers exactly as an id that does not exist."""
+
+    def case(w: World, http: httpx.Client) -> None:
+        for_bob = _unknown_id_answer(w, http, method, w.bob_id)
+        for_nobody = _unknown_id_answer(w, http, method, UNKNOWN_ID)
+        assert str(for_bob).replace(w.bob_id, "ID") == str(for_nobody).replace(UNKNOWN_ID, "ID")
+
+    return case
+
+
+def _forget(w: World, http: httpx.Client) -> None:
+    _by_id("DELETE")(w, http)
+    denied(http.delete(f"/v1/memories/{w.bob_id}", params={"owner": ALICE}), 404)
+    denied(http.delete(f"/v1/memories/{w.bob_id}", params={"owner": BOB}), 404)
+
+
+def _import(w: World, http: httpx.Client) -> None:
+    records = list(w.hs.export(BOB))
+    own = {**records[0], "id": "m_alices0000000000000000000000", "owner": ALICE}
+    fresh = {**records[0], "id": "m_planted000000000000000000000"}
+    denied(http.post("/v1/import", json={"records": [own, fresh]}))
+    assert w.hs.list_memories(ALICE) == []  # checked before anything was written
+
+
+def _stats(w: World, http: httpx.Client) -> None:
+    denied(http.get("/v1/stats", params={"owner": BOB}))
+    denied(http.get("/v1/stats"))  # every owner at once includes bob
+
+
+def _recall(w: World, http: httpx.Client) -> None:
+    for owners in (BOB, [ALICE, BOB], {ALICE: 1.0, BOB: 0.1}):
+        denied(http.post("/v1/recall", json={"owners": owners, "query": "locker code"}))
+
+
+def _mcp(w: World, http: httpx.Client) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("memory_search", {"owner": BOB, "query": "locker code"}),
+        ("memory_write", {"owner": BOB, "content": "planted"}),
+        ("memory_update", {"memory_id": w.bob_id, "content": "changed"}),
+        ("memory_delete", {"memory_id": w.bob_id}),
+        ("memory_summarize", {"owner": BOB, "session_id": "s1"}),
+        ("memory_reflect", {"owner": BOB}),
+        ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
+        ("session_window", {"owner": BOB, "session_id": "s1"}),
+    ]
+
+    async def attempt() -> list[str]:
+        headers = {"authorization": f"Bearer {ALICE_KEY}"}
+        answers = []
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as h,
+            McpClient(streamable_http_client(f"{w.url}/mcp/", http_client=h)) as mcp,
+        ):
+            for tool, arguments in calls:
+                result = await mcp.call_tool(tool, arguments)
+                assert result.is_error, (tool, result.structured_content)
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                answers.append(block.text)
+        return answers
+
+    for text in anyio.run(attempt):
+        assert text.startswith(("PermissionDeniedError:", "NotFoundError:")), text
+        assert "4711" not in text
+
+
+def _post(path: str, **body: Any) -> Callable[[World, httpx.Client], None]:
+    return lambda w, http: denied(http.post(path, json=body))
+
+
+def _get(path: str, **params: Any) -> Callable[[World, httpx.Client], None]:
+    return lambda w, http: denied(http.get(path, params=params))
+
+
+# operation id (or mount name) -> how alice's key tries to reach bob
+CASES: dict[str, Callable[[World, httpx.Client], None]] = {
+    "retain": _post("/v1/memories", owner=BOB, content="planted"),
+    "recall": _recall,
+    "get": _by_id("GET"),
+    "list_memories": _get("/v1/memories", owner=BOB),
+    "update": _by_id("PATCH"),
+    "forget": _forget,
+    "forget_owner": _post("/v1/forget", owner=BOB),
+    "export": _get("/v1/export", owner=BOB),
+    "import_records": _import,
+    "stats": _stats,
+    "observe": _post("/v1/sessions/s1/turns", owner=BOB, content="planted"),
+    "window": _get("/v1/sessions/s1/turns", owner=BOB),
+    "sessions": _get("/v1/sessions", owner=BOB),
+    "consolidate": _post("/v1/sessions/s1/consolidate", owner=BOB),
+    "close_session": _post("/v1/sessions/s1/close", owner=BOB),
+    "summarize": _post("/v1/sessions/s1/summarize", owner=BOB),
+    "reflect": _post("/v1/reflect", owner=BOB),
+    "mcp": _mcp,
+}
+# Routes open to every caller, with why; each is checked to reveal no owner's data.
+PUBLIC: dict[str, str] = {
+    "health": "liveness probe; touches no data",
+    "ready": "readiness probe; lists an owner no one has",
+    "metrics": "request counts and latencies per operation; no owners in labels",
+    "/openapi.json": "the schema",
+    "/docs": "the schema, rendered",
+    "/docs/oauth2-redirect": "part of the rendered docs",
+    "/redoc": "the schema, rendered",
+}
+
+
+def _route_names(app: FastAPI) -> set[str]:
+    names = set()
+    for route in app.routes:
+        if isinstance(route, APIRoute):
+            names.add(str(route.operation_id or route.name))
+        elif isinstance(route, Mount):
+            names.add(str(route.name))
+        elif isinstance(route, Route):
+            names.add(route.path)
+        else:
+            raise AssertionError(f"a route of an unknown type: {route!r}")
+    return names
+
+
+def test_every_route_has_a_case(world: World) -> None:
+    assert _route_names(world.app) == set(CASES) | set(PUBLIC)
+    assert not set(CASES) & set(PUBLIC)
+
+
+@pytest.mark.parametrize("operation", sorted(CASES))
+def test_a_key_for_alice_cannot_reach_bob(world: World, operation: str) -> None:
+    before = world.bob()
+    with world.http(ALICE_KEY) as http:
+        CASES[operation](world, http)
+    assert world.bob() == before
+    assert world.hs.get(world.bob_id).content == SECRET
+
+
+@pytest.mark.parametrize("path", ["/health", "/ready", "/metrics", "/openapi.json", "/docs"])
+def test_public_routes_reveal_no_owner(world: World, path: str) -> None:
+    with world.http(None) as http:
+        response = http.get(path)
+    assert response.status_code == 200
+    assert BOB not in response.text and "4711" not in response.text
+
+
+# -- who is let in -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("authorization", "message"),
+    [
+        (None, "an API key is required"),
+        ("Bearer wrong-key-0000000000", "the API key is not valid"),
+        (f"Basic {ALICE_KEY}", "an API key is required"),
+        ("Bearer", "an API key is required"),
+    ],
+)
+def test_a_missing_or_wrong_key_is_401(
+    world: World, authorization: str | None, message: str
+) -> None:
+    headers = {} if authorization is None else {"authorization": authorization}
+    for method, path in [("GET", "/v1/memories?owner=user:alice"), ("GET", "/v1/stats")]:
+        response = httpx.request(method, world.url + path, headers=headers)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"] == "Bearer"
+        error = response.json()["error"]
+        assert error["type"] == "AuthenticationError" and error["message"].startswith(message)
+    assert httpx.post(world.url + "/mcp/", json={}, headers=headers).status_code == 401
+
+
+def test_keys_are_never_logged(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    wrong = "wrong-key-but-secret-123"
+    with world.http(ALICE_KEY) as http:
+        http.get("/v1/memories", params={"owner": ALICE})
+        http.get(f"/v1/memories/{world.bob_id}")
+    with world.http(wrong) as http:
+        http.get("/v1/stats")
+    assert caplog.records, "the server logged nothing: the check would prove nothing"
+    assert ALICE_KEY not in caplog.text and wrong not in caplog.text
+
+
+# -- what each key may do -------------------------------------------------------------------------
+def test_a_key_does_everything_for_its_own_owner(world: World) -> None:
+    with Client(world.url, api_key=ALICE_KEY) as alice:
+        mid = alice.retain(ALICE, "I prefer window seats.", kind="preference").created[0]
+        assert alice.recall(ALICE, "seat preference")[0].memory.id == mid
+        assert alice.update(mid, content="I prefer aisle seats.").content == "I prefer aisle seats."
+        assert [r["id"] for r in alice.export(ALICE)] == [mid]
+        alice.observe(ALICE, "trip", "Going to Rome.")
+        assert [t.content for t in alice.window(ALICE, "trip")] == ["Going to Rome."]
+        alice.forget(owner=ALICE)
+        assert alice.list_memories(ALICE) == []
+
+
+def test_the_client_raises_the_access_errors(world: World) -> None:
+    with (
+        Client(world.url, api_key=ALICE_KEY) as alice,
+        pytest.raises(PermissionDeniedError, match="key 'alice' may not read owner 'user:bob'"),
+    ):
+        alice.recall([ALICE, BOB], "locker")
+    with Client(world.url) as nobody, pytest.raises(AuthenticationError, match="required"):
+        nobody.stats(ALICE)
+
+
+def test_a_read_only_key_reads_but_cannot_change(world: World) -> None:
+    before = world.bob()
+    with Client(world.url, api_key=READER_KEY) as reader:
+        assert reader.get(world.bob_id).content == SECRET
+        assert reader.recall(BOB, "locker code")[0].memory.id == world.bob_id
+        assert len(list(reader.export(BOB))) == len(before[0])
+        message = "key 'reader' may not write owner 'user:bob'"
+        for call in (
+            lambda: reader.update(world.bob_id, content="changed"),
+            lambda: reader.forget(world.bob_id),
+            lambda: reader.retain(BOB, "planted"),
+            lambda: reader.observe(BOB, "s1", "planted"),
+            lambda: reader.close_session(BOB, "s1"),
+        ):
+            with pytest.raises(PermissionDeniedError, match=message):
+                call()
+        with pytest.raises(PermissionDeniedError, match="may not read every owner"):
+            reader.stats()
+    assert world.bob() == before
+
+
+def test_prefix_scopes_and_several_owners(world: World) -> None:
+    with Client(world.url, api_key=TEAM_KEY) as team:
+        found = team.recall({"shared:team": 1.0, ALICE: 1.0}, "when does the team meet")
+        assert found[0].memory.owner == "shared:team"
+        with pytest.raises(PermissionDeniedError, match="may not write owner 'shared:team'"):
+            team.retain("shared:team", "planted")
+    with Client(world.url, api_key=ADMIN_KEY) as admin:
+        assert admin.stats().owners >= 2
+        assert admin.get(world.bob_id).content == SECRET

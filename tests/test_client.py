@@ -1,0 +1,257 @@
+"""hindsight.Client and AsyncClient against a real server on a loopback port.
+
+The server and the embedded engine share one store, so what the client returns can
+be compared with what the library returns for the same question.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio
+import pytest
+from servers import live_server
+
+from hindsight import (
+    AsyncClient,
+    Client,
+    ForgetReceipt,
+    Hindsight,
+    HindsightError,
+    Kind,
+    Memory,
+    MissingExtraError,
+    NotFoundError,
+    RecallResult,
+    RetainResult,
+    Settings,
+    StoreError,
+    StoreTimeoutError,
+    Turn,
+    ValidationError,
+)
+from hindsight.api import create_app
+from hindsight.embed import Embeddings
+from hindsight.store import StoreStats, WorkingTurn
+
+OWNER = "user:carol"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory, embedder: Embeddings) -> Iterator[Hindsight]:
+    settings = Settings(home=tmp_path_factory.mktemp("client"), sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as hs:
+        yield hs
+
+
+@pytest.fixture(scope="module")
+def url(engine: Hindsight) -> Iterator[str]:
+    with live_server(create_app(engine)) as base:
+        yield base
+
+
+@pytest.fixture
+def client(url: str) -> Iterator[Client]:
+    with Client(url) as c:
+        yield c
+
+
+@pytest.fixture(autouse=True)
+def _clean(engine: Hindsight) -> Iterator[None]:
+    yield
+    for owner in (OWNER, "shared:club"):
+        engine.forget(owner=owner)
+
+
+def _stats(s: StoreStats) -> dict[str, Any]:
+    data = dataclasses.asdict(s)
+    data.pop("size_bytes")  # the file grows as the test writes
+    return data
+
+
+# -- the same answers as the library ------------------------------------------------------------
+def test_reads_return_what_the_library_returns(client: Client, engine: Hindsight) -> None:
+    kept = client.retain(OWNER, "I live in Paris and I love jazz.", session_id="s1")
+    assert isinstance(kept, RetainResult) and kept.episodes and kept.created
+    client.retain(OWNER, messages=[Turn(role="user", content="I moved to Berlin.")])
+    one = kept.episodes[0]
+    assert client.get(one) == engine.get(one)
+    assert isinstance(client.get(one), Memory)
+    assert client.list_memories(OWNER, limit=2) == engine.list_memories(OWNER, limit=2)
+    assert client.list_memories(OWNER, include_history=True, offset=1) == engine.list_memories(
+        OWNER, include_history=True, offset=1
+    )
+    assert list(client.export(OWNER)) == list(engine.export(OWNER))
+    assert _stats(client.stats(OWNER)) == _stats(engine.stats(OWNER))
+    assert isinstance(client.stats(), StoreStats)
+
+    remote = client.recall(OWNER, "where does she live?", k=3, kinds=["fact"])
+    local = engine.recall(OWNER, "where does she live?", k=3, kinds=["fact"])
+    assert remote and all(isinstance(r, RecallResult) for r in remote)
+    assert [r.memory.id for r in remote] == [r.memory.id for r in local]
+    assert remote[0].explanation.channels.keys() == local[0].explanation.channels.keys()
+    assert "Berlin" in remote[0].memory.content
+
+
+def test_writes_land_in_the_store(client: Client, engine: Hindsight) -> None:
+    fact = client.retain(OWNER, "Carol keeps bees.", kind="fact", metadata={"src": "t"})
+    mid = fact.created[0]
+    changed = client.update(mid, content="Carol keeps two hives of bees.", confidence=0.7)
+    assert changed == engine.get(mid)
+    assert changed.content == "Carol keeps two hives of bees." and changed.metadata == {"src": "t"}
+    receipt = client.forget(mid, owner=OWNER)
+    assert isinstance(receipt, ForgetReceipt) and receipt.deleted_ids == [mid]
+    with pytest.raises(NotFoundError):
+        engine.get(mid)
+
+    client.retain(OWNER, "I swim on Fridays.", session_id="s2")
+    by_session = client.forget(owner=OWNER, session_id="s2")
+    assert by_session.count >= 1 and by_session.criteria["session_id"] == "s2"
+    assert engine.list_memories(OWNER) == []
+
+    client.retain(OWNER, "I like tea.")
+    records = list(client.export(OWNER))
+    engine.forget(owner=OWNER)
+    assert client.import_records(records) == {"imported": len(records), "skipped": 0}
+    assert client.import_records(records) == {"imported": 0, "skipped": len(records)}
+    assert list(engine.export(OWNER)) == records
+
+
+def test_working_memory_summarize_reflect(client: Client, engine: Hindsight) -> None:
+    assert client.observe(OWNER, "s1", "I am planning a trip to Rome.") is None
+    client.observe(OWNER, "s1", "Lovely.", role="assistant", speaker="Bot")
+    window = client.window(OWNER, "s1")
+    assert window == engine.window(OWNER, "s1")
+    assert all(isinstance(t, WorkingTurn) for t in window) and window[1].speaker == "Bot"
+    assert (
+        client.sessions(OWNER)
+        == engine.sessions(OWNER)
+        == [("s1", 2, sum(t.tokens for t in window))]
+    )
+    moved = client.observe(OWNER, "s1", "No, that's wrong: I'm going to Milan, not Rome.")
+    assert isinstance(moved, RetainResult) and moved.episodes
+    client.observe(OWNER, "s2", "I have a dentist appointment.")
+    assert len(client.consolidate(OWNER, "s2").episodes) == 1
+    client.observe(OWNER, "s3", "I had a dentist appointment again.")
+    assert len(client.close_session(OWNER, "s3").episodes) == 1
+    assert client.sessions(OWNER) == []
+
+    summary = client.summarize(OWNER, "s1")
+    stored = engine.get(summary.id)
+    assert isinstance(summary, Memory) and summary.kind is Kind.SUMMARY
+    assert (summary.content, summary.owner) == (stored.content, OWNER)
+    assert sorted(summary.provenance.derived_from) == sorted(stored.provenance.derived_from)
+    assert client.summarize(OWNER, "s1") == engine.summarize(OWNER, "s1")  # nothing new: stored
+    reflections = client.reflect(OWNER)
+    assert all(isinstance(m, Memory) and m.owner == OWNER for m in reflections)
+
+
+# -- the same errors as the library -------------------------------------------------------------
+BAD_CALLS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("owner", lambda m: m.retain("carol", "hi")),
+    ("neither", lambda m: m.retain(OWNER)),
+    ("kind", lambda m: m.retain(OWNER, "hi", kind="nope")),
+    ("k", lambda m: m.recall(OWNER, "hi", k=0)),
+    ("no owners", lambda m: m.recall([], "hi")),
+    ("since", lambda m: m.recall(OWNER, "hi", since="tomorrow-ish")),
+    ("unknown id", lambda m: m.get("m_0000nothing")),
+    ("empty id", lambda m: m.get("")),
+    ("update unknown", lambda m: m.update("m_0000nothing", confidence=0.5)),
+    ("forget neither", lambda m: m.forget()),
+    ("forget both", lambda m: m.forget("m_1", session_id="s")),
+    ("forget foreign", lambda m: m.forget("m_0000nothing", owner=OWNER)),
+    ("limit", lambda m: m.list_memories(OWNER, limit=0)),
+    ("status", lambda m: m.list_memories(OWNER, status="lost")),
+    ("stats owner", lambda m: m.stats("Carol")),
+    ("session id", lambda m: m.observe(OWNER, "bad id!", "hi")),
+    ("window session", lambda m: m.window(OWNER, "bad id!")),
+    ("summarize nothing", lambda m: m.summarize(OWNER, "never")),
+    ("reflect range", lambda m: m.reflect(OWNER, since="2024-02-01", until="2024-01-01")),
+    ("import", lambda m: m.import_records([{"id": "m_1", "owner": OWNER, "kind": "x"}])),
+    ("export owner", lambda m: list(m.export("nobody"))),
+]
+
+
+@pytest.mark.parametrize(("what", "call"), BAD_CALLS, ids=[w for w, _ in BAD_CALLS])
+def test_errors_are_the_librarys_class_and_message(
+    client: Client, engine: Hindsight, what: str, call: Callable[[Any], Any]
+) -> None:
+    with pytest.raises(HindsightError) as embedded:
+        call(engine)
+    with pytest.raises(HindsightError) as remote:
+        call(client)
+    assert type(remote.value) is type(embedded.value)
+    assert str(remote.value) == str(embedded.value)
+
+
+def test_an_unreachable_server_is_a_store_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens once it is closed
+    with Client(f"http://127.0.0.1:{port}") as c, pytest.raises(StoreError, match="cannot reach"):
+        c.stats(OWNER)
+
+
+def test_a_server_that_never_answers_is_a_timeout() -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel does) but never replies
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with (
+            Client(url, timeout=0.2) as c,
+            pytest.raises(StoreTimeoutError, match=r"within 0\.2 s"),
+        ):
+            c.stats(OWNER)
+
+
+def test_missing_httpx_is_an_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'agent-hindsight\[client\]'"):
+        Client("http://127.0.0.1:1")
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["httpx"] = None  # as if the client extra were not installed
+        import hindsight
+        from hindsight import Client
+        try:
+            Client("http://127.0.0.1:1")
+        except hindsight.MissingExtraError as exc:
+            print(exc)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "httpx is not installed: pip install 'agent-hindsight[client]'"
+
+
+# -- asyncio --------------------------------------------------------------------------------------
+def test_async_client_has_the_same_answers(url: str, engine: Hindsight) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(url) as c:
+            kept = await c.retain(OWNER, "I live in Oslo.", session_id="a1")
+            assert await c.get(kept.episodes[0]) == engine.get(kept.episodes[0])
+            found = await c.recall({OWNER: 1.0}, "where does she live?", k=2)
+            assert "Oslo" in found[0].memory.content
+            assert await c.list_memories(OWNER) == engine.list_memories(OWNER)
+            assert [r async for r in c.export(OWNER)] == list(engine.export(OWNER))
+            assert await c.observe(OWNER, "a2", "Hello there.") is None
+            assert await c.window(OWNER, "a2") == engine.window(OWNER, "a2")
+            assert (await c.close_session(OWNER, "a2")).episodes
+            with pytest.raises(ValidationError, match="invalid owner"):
+                await c.retain("nobody", "hi")
+            with pytest.raises(NotFoundError, match="no memory with id"):
+                await c.update("m_0000nothing", content="x")
+            receipt = await c.forget(owner=OWNER)
+            assert set(receipt.deleted_ids) >= set(kept.episodes)
+
+    anyio.run(scenario)

@@ -1,0 +1,173 @@
+"""Every public operation of the library is on the CLI, the REST API, MCP and the client.
+
+A new public method of :class:`Hindsight` fails here until it is exposed everywhere,
+or listed in ``ABSENT`` with the reason it is left out of an interface.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import click
+import pytest
+
+from hindsight import AsyncClient, Client, Hindsight
+from hindsight.api import create_app
+from hindsight.cli import cli
+from hindsight.mcpserver import create_server
+
+INTERFACES = ("cli", "rest", "mcp", "client")
+
+# library method -> CLI command path
+CLI: dict[str, tuple[str, ...]] = {
+    "retain": ("retain",),
+    "recall": ("recall",),
+    "get": ("show",),
+    "list_memories": ("list",),
+    "stats": ("stats",),
+    "update": ("update",),
+    "forget": ("forget",),
+    "export": ("export",),
+    "import_records": ("import",),
+    "observe": ("session", "add"),
+    "window": ("session", "show"),
+    "sessions": ("session", "list"),
+    "close_session": ("session", "close"),
+    "summarize": ("summarize",),
+    "reflect": ("reflect",),
+}
+# library method -> REST operation ids (all of them must exist)
+REST: dict[str, set[str]] = {name: {name} for name in CLI} | {
+    "forget": {"forget", "forget_owner"},  # one id; or an owner's memories by session or time
+    "consolidate": {"consolidate"},
+}
+PROBES = {"health", "ready", "metrics"}  # REST operations of the server, not of the library
+# library method -> MCP tool
+MCP: dict[str, str] = {
+    "retain": "memory_write",
+    "recall": "memory_search",
+    "update": "memory_update",
+    "forget": "memory_delete",
+    "summarize": "memory_summarize",
+    "reflect": "memory_reflect",
+    "observe": "session_append",
+    "window": "session_window",
+}
+_MAINTENANCE = (
+    "maintenance across all owners: expired turns are already hidden from every read, "
+    "purging only reclaims space"
+)
+_ENGINE = "closes the embedded engine; a server's engine lives as long as the server"
+_AGENT_TOOLS = (
+    "MCP offers the tools an agent needs mid-conversation; this is for people and scripts"
+)
+# (interface, library method) -> why it is deliberately not there
+ABSENT: dict[tuple[str, str], str] = {
+    (
+        "cli",
+        "consolidate",
+    ): "'session close' consolidates the window (close_session is consolidate)",
+    ("cli", "close"): "each command opens and closes the engine itself",
+    ("cli", "purge_expired"): _MAINTENANCE,
+    ("rest", "close"): _ENGINE,
+    ("rest", "purge_expired"): _MAINTENANCE,
+    ("client", "purge_expired"): "not on the REST API, which the client calls",
+    ("mcp", "close"): _ENGINE,
+    ("mcp", "purge_expired"): _MAINTENANCE,
+    ("mcp", "get"): "memory_search returns whole memories with their ids; " + _AGENT_TOOLS,
+    ("mcp", "list_memories"): _AGENT_TOOLS + " (paging through everything)",
+    ("mcp", "stats"): _AGENT_TOOLS + " (store sizes and counts)",
+    ("mcp", "export"): _AGENT_TOOLS + " (bulk data out: an agent's context would drown in it)",
+    ("mcp", "import_records"): _AGENT_TOOLS + " (bulk data in)",
+    ("mcp", "sessions"): _AGENT_TOOLS + " (an agent knows its own session id)",
+    ("mcp", "consolidate"): "session_append consolidates a full window, memory_summarize the rest",
+    ("mcp", "close_session"): "memory_summarize consolidates the session's window first",
+}
+
+
+def library_operations() -> set[str]:
+    return {
+        name
+        for name, _ in inspect.getmembers(Hindsight, inspect.isfunction)
+        if not name.startswith("_")
+    }
+
+
+def _commands(group: click.Group, ctx: click.Context, prefix: tuple[str, ...] = ()) -> set[Any]:
+    found: set[tuple[str, ...]] = set()
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None
+        found.add((*prefix, name))
+        if isinstance(command, click.Group):
+            found |= _commands(command, ctx, (*prefix, name))
+    return found
+
+
+def _rest_operations(hs: Hindsight) -> set[str]:
+    schema = create_app(hs, mcp=False).openapi()
+    return {op["operationId"] for path in schema["paths"].values() for op in path.values()}
+
+
+def _mcp_tools(hs: Hindsight) -> set[str]:
+    tools = anyio.run(create_server(hs).list_tools)
+    return {tool.name for tool in tools}
+
+
+def _exposed(interface: str, hs: Hindsight) -> Callable[[str], bool]:
+    """Whether a library method is exposed on ``interface``."""
+    if interface == "cli":
+        commands = _commands(cli, click.Context(cli))
+        return lambda name: name in CLI and CLI[name] in commands
+    if interface == "rest":
+        operations = _rest_operations(hs)
+        return lambda name: name in REST and REST[name] <= operations
+    if interface == "mcp":
+        tools = _mcp_tools(hs)
+        return lambda name: name in MCP and MCP[name] in tools
+    return lambda name: (
+        callable(getattr(Client, name, None)) and callable(getattr(AsyncClient, name, None))
+    )
+
+
+@pytest.mark.parametrize("interface", INTERFACES)
+def test_every_library_operation_is_exposed_or_deliberately_absent(
+    interface: str, hs: Hindsight
+) -> None:
+    exposed = _exposed(interface, hs)
+    missing = []
+    for name in sorted(library_operations()):
+        absent = (interface, name) in ABSENT
+        if exposed(name) == absent:
+            state = "exposed but listed as absent" if absent else "missing"
+            missing.append(f"{name}: {state}")
+    assert missing == [], f"{interface}: {missing}"
+
+
+def test_no_mapping_names_an_operation_the_library_lacks() -> None:
+    known = library_operations()
+    stale = {*CLI, *REST, *MCP, *(name for _, name in ABSENT)} - known
+    assert stale == set()
+    assert all(reason.strip() for reason in ABSENT.values())
+
+
+def test_every_rest_operation_and_mcp_tool_stands_for_a_library_operation(hs: Hindsight) -> None:
+    mapped = {op for ops in REST.values() for op in ops}
+    assert _rest_operations(hs) - PROBES == mapped
+    assert _mcp_tools(hs) == set(MCP.values())
+
+
+def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any, Any]]:
+    """Each parameter's name, kind, default and annotation, without ``self``."""
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    return [(p.name, p.kind, p.default, p.annotation) for p in params]
+
+
+@pytest.mark.parametrize("client", [Client, AsyncClient])
+def test_the_clients_take_the_librarys_arguments(client: type[Any]) -> None:
+    for name in sorted(library_operations() - {n for i, n in ABSENT if i == "client"}):
+        assert _parameters(getattr(client, name)) == _parameters(getattr(Hindsight, name)), name
+        assert getattr(client, name).__doc__, name
