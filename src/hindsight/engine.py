@@ -35,7 +35,7 @@ from hindsight.models import (
     new_id,
 )
 from hindsight.recall import Rerank, pack, rank_channels, score
-from hindsight.reflect import reconcile, reflect_on, summarize_session
+from hindsight.reflect import Changes, Draft, reconcile, reflect_on, summarize_session
 from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
 from hindsight.transfer import memory_from_dict, memory_to_dict
 from hindsight.write import Candidate, plan
@@ -703,18 +703,7 @@ class Hindsight:
         related = [*self.store.children([e.id for e in episodes]), *self.store.iterate(stored)]
         draft = summarize_session(sid, episodes, related)
         existing = self.store.iterate(Filter(owners=[owner], kinds=[Kind.SUMMARY], session_id=sid))
-        changes = reconcile(
-            [draft],
-            existing,
-            owner=owner,
-            embedding_model=self.embedder.model_id,
-            now=datetime.now(UTC),
-        )
-        if changes.changed:
-            vectors = self.embedder.encode_documents([embedding_text(m) for m in changes.changed])
-            inserts, updates = changes.rows(list(vectors))
-            self.store.write(insert=inserts, update=updates)
-        return changes.current[0]
+        return self._reconcile(owner, [draft], existing).current[0]
 
     def reflect(
         self,
@@ -763,6 +752,12 @@ class Hindsight:
         parents = {p for m in pool.values() for p in m.provenance.derived_from} - pool.keys()
         pool.update((m.id, m) for m in self.store.get(sorted(parents)))
         drafts = reflect_on(pool.values(), scope=in_scope)
+        return self._reconcile(owner, drafts, existing).changed
+
+    def _reconcile(
+        self, owner: str, drafts: Sequence[Draft], existing: Iterable[Memory]
+    ) -> Changes:
+        """Write what changed between drafts and the stored memories, in one transaction."""
         changes = reconcile(
             drafts,
             existing,
@@ -774,4 +769,4 @@ class Hindsight:
             vectors = self.embedder.encode_documents([embedding_text(m) for m in changes.changed])
             inserts, updates = changes.rows(list(vectors))
             self.store.write(insert=inserts, update=updates)
-        return changes.changed
+        return changes
