@@ -2,7 +2,7 @@
 
 The text is generated from templates with a fixed seed (people, actions, objects,
 places, times), so runs are repeatable and words repeat as they do in real notes.
-Ingest goes through ``import_records`` (the bulk path: embedding, FTS and vector
+Ingest goes through ``import_records`` (the bulk path: embedding, keyword and vector
 rows in one transaction per batch); recall goes through ``recall`` with defaults.
 """
 

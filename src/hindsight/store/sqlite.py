@@ -441,22 +441,17 @@ class SQLiteStore(Store):
 
     # -- VectorSource, for the index ---------------------------------------------
     def vector_snapshot(
-        self, owner: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], int]:
-        dim = self._dimension or 0
-        with self._lock:  # one consistent read: the head and the rows it covers
-            head = self.vector_log_head()
-            (count,) = self._read("SELECT count(*) FROM vectors WHERE owner = ?", (owner,))[0]
-            keys = np.empty(count, dtype=np.int64)
-            matrix = np.empty((count, dim), dtype=np.float32)
-            cursor = self._conn.execute(
-                "SELECT key, vec FROM vectors WHERE owner = ? ORDER BY key", (owner,)
-            )
-            # Fill preallocated arrays row by row: no list of blobs, no joined copy.
-            for i, (key, blob) in enumerate(cursor):
-                keys[i] = key
-                matrix[i] = np.frombuffer(blob, dtype="<f4")
-        return keys, matrix, head
+        self, owner: str, after_key: int, limit: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        rows = self._read(
+            "SELECT key, vec FROM vectors WHERE owner = ? AND key > ? ORDER BY key LIMIT ?",
+            (owner, after_key, limit),
+        )
+        keys = np.fromiter((key for key, _ in rows), dtype=np.int64, count=len(rows))
+        matrix = np.empty((len(rows), self._dimension or 0), dtype=np.float32)
+        for i, (_, blob) in enumerate(rows):
+            matrix[i] = np.frombuffer(blob, dtype="<f4")
+        return keys, matrix
 
     def vector_changes(
         self, owner: str, after_seq: int
