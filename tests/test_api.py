@@ -325,6 +325,21 @@ def test_a_slow_store_is_a_503_naming_the_timeout(settings: Settings, embedder: 
         assert ok(api.get("/health")) == {"status": "ok"}
 
 
+def test_the_server_deletes_expired_working_memory(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    settings.wm_ttl_seconds = 1
+    settings.wm_purge_interval_seconds = 0.05
+    with Hindsight(settings, embedder=embedder) as hs:
+        hs.observe(OWNER, "s1", "a turn that will expire")
+        assert hs.stats().working_turns == 1
+        with TestClient(create_app(hs, mcp=False)):
+            deadline = time.monotonic() + 10
+            while hs.stats().working_turns and time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert hs.stats().working_turns == 0
+
+
 def test_an_unexpected_failure_is_a_plain_500_and_ready_says_503(
     settings: Settings, embedder: Embeddings
 ) -> None:

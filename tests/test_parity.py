@@ -58,7 +58,8 @@ MCP: dict[str, str] = {
 }
 _MAINTENANCE = (
     "maintenance across all owners: expired turns are already hidden from every read, "
-    "purging only reclaims space"
+    "purging only reclaims space (a server purges by itself every "
+    "wm_purge_interval_seconds)"
 )
 _ENGINE = "closes the embedded engine; a server's engine lives as long as the server"
 _AGENT_TOOLS = (

@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     wm_max_turns: int = Field(default=10, gt=0)
     wm_max_tokens: int = Field(default=4_000, gt=0)
     wm_ttl_seconds: int = Field(default=86_400, gt=0)
+    wm_purge_interval_seconds: float = Field(default=600.0, gt=0)  # servers delete expired turns
 
     # read path
     # keyword index: neighbouring turns indexed with a turn (see store.TextIndexing)

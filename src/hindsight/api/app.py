@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
+import logging
 from collections.abc import AsyncIterator
 from typing import Final
 
@@ -19,8 +21,9 @@ from hindsight.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from hindsight.api.schemas import ErrorBody, HealthOut
 from hindsight.config import Settings
 from hindsight.engine import Hindsight
-from hindsight.errors import StoreError, ValidationError
+from hindsight.errors import HindsightError, StoreError, ValidationError
 
+_log = logging.getLogger(__name__)
 LOOPBACK_NAMES: Final = frozenset({"localhost", "ip6-localhost"})
 # /ready lists one page of an owner no one has: a cheap query that touches the store.
 _PROBE_OWNER: Final = "system:hindsight-ready"
@@ -76,7 +79,13 @@ def create_app(
         async with contextlib.AsyncExitStack() as stack:
             if mcp_lifespan is not None:
                 await stack.enter_async_context(mcp_lifespan())
-            yield
+            purging = asyncio.create_task(_purge_expired_turns(hs))
+            try:
+                yield
+            finally:
+                purging.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await purging
 
     app = FastAPI(
         title="hindsight",
@@ -96,6 +105,20 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_bytes=hs.settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     return app
+
+
+async def _purge_expired_turns(hs: Hindsight) -> None:
+    """Reclaim the space of working-memory turns past their TTL, now and then.
+
+    Expired turns are hidden from every read already; this only deletes them.
+    """
+    settings = hs.settings
+    while True:
+        await asyncio.sleep(settings.wm_purge_interval_seconds)
+        try:
+            await serving.call(settings.request_timeout_seconds, hs.purge_expired)
+        except HindsightError as exc:  # a busy store: try again next time
+            _log.warning("purging expired working memory failed: %s", exc)
 
 
 # -- probes: open to every caller; they reveal no owner's data ---------------------------------
