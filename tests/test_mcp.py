@@ -410,5 +410,6 @@ def test_a_call_past_the_time_limit_is_a_clear_tool_error(
         result = anyio.run(search)
         assert result.is_error
         assert _text(result) == (
-            "StoreTimeoutError: the store did not answer within 1e-06 s; try again later"
+            "StoreTimeoutError: the store did not answer within 1e-06 s; a write may still land "
+            "whole (retrying it reinforces rather than duplicates); try again later"
         )

@@ -26,4 +26,7 @@ async def call(timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P
             functools.partial(fn, *args, **kwargs), abandon_on_cancel=True
         )
     assert scope.cancelled_caught
-    raise StoreTimeoutError(f"the store did not answer within {timeout:g} s; try again later")
+    raise StoreTimeoutError(
+        f"the store did not answer within {timeout:g} s; a write may still land whole "
+        "(retrying it reinforces rather than duplicates); try again later"
+    )
