@@ -8,6 +8,7 @@ and generated clients. Times are ISO 8601 strings, as the library accepts them.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Final, Literal
@@ -258,14 +259,7 @@ class ReceiptOut(BaseModel):
 
     @classmethod
     def of(cls, r: ForgetReceipt) -> ReceiptOut:
-        return cls(
-            id=r.id,
-            count=r.count,
-            deleted_ids=r.deleted_ids,
-            derived_ids=r.derived_ids,
-            at=r.at,
-            criteria=r.criteria,
-        )
+        return cls(count=r.count, **dataclasses.asdict(r))
 
 
 class ImportIn(_In):
@@ -289,16 +283,7 @@ class StatsOut(BaseModel):
 
     @classmethod
     def of(cls, s: StoreStats) -> StatsOut:
-        return cls(
-            memories=s.memories,
-            by_kind=s.by_kind,
-            by_status=s.by_status,
-            owners=s.owners,
-            working_turns=s.working_turns,
-            embedding_model=s.embedding_model,
-            dimension=s.dimension,
-            size_bytes=s.size_bytes,
-        )
+        return cls(**dataclasses.asdict(s))
 
 
 # -- working memory ---------------------------------------------------------------------------
