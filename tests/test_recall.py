@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
-from hindsight import Hindsight, Kind, ValidationError
+from hindsight import Hindsight, Kind, Settings, ValidationError
+from hindsight.embed import Embeddings
 from hindsight.store import Filter
 
 FACTS = [
@@ -67,6 +69,33 @@ def test_the_agents_own_words_count_less_than_the_users(hs: Hindsight) -> None:
     assert by_source["agent"].explanation.boosts["source"] == 0.5
     assert by_source["user"].explanation.boosts["source"] == 1.0
     assert results[0].memory.provenance.source.value == "user"
+
+
+@pytest.mark.parametrize(("role", "lifted"), [("user", True), ("assistant", False)])
+def test_the_reply_to_a_matching_question_comes_back_with_it(
+    tmp_path: Path, embedder: Embeddings, role: str, lifted: bool
+) -> None:
+    # no neighbours in the keyword index: only the reply channel links the two turns
+    settings = Settings(home=tmp_path, context_turns=0, sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as hs:
+        filler = [f"We cooked pasta number {i} for dinner." for i in range(6)]
+        hs.retain(
+            "user:rep",
+            messages=[
+                {"role": "user", "content": "Anything you're excited for in the adoption process?"},
+                {"role": role, "content": "I'm thrilled to make a family for kids who need one."},
+                *({"role": "user", "content": text} for text in filler),
+            ],
+            session_id="s1",
+        )
+        results = hs.recall("user:rep", "excited adoption process", k=3, kinds=["episode"])
+        assert "adoption" in results[0].memory.content
+        why = {r.memory.content[:10]: r.explanation for r in results}
+        if lifted:
+            assert "reply" in why["I'm thrill"].channels
+            assert why["I'm thrill"].fused == pytest.approx(0.85 * results[0].explanation.fused)
+        else:
+            assert "I'm thrill" not in why or "reply" not in why["I'm thrill"].channels
 
 
 def test_results_are_ordered_and_k_is_respected(alice: Hindsight) -> None:

@@ -22,6 +22,7 @@ from hindsight.errors import NotFoundError, ValidationError
 from hindsight.extract import EXTRACTABLE_KINDS, Extracted, Extractor
 from hindsight.extract import registry as extractors
 from hindsight.models import (
+    ChannelHit,
     ForgetReceipt,
     Kind,
     Memory,
@@ -34,7 +35,15 @@ from hindsight.models import (
     estimate_tokens,
     new_id,
 )
-from hindsight.recall import Rerank, pack, rank_channels, score
+from hindsight.recall import (
+    Rerank,
+    fuse_channels,
+    is_question,
+    lift_replies,
+    pack,
+    rank_channels,
+    score,
+)
 from hindsight.reflect import Changes, Draft, reconcile, reflect_on, summarize_session
 from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
 from hindsight.transfer import memory_from_dict, memory_to_dict
@@ -361,19 +370,38 @@ class Hindsight:
         }
         ids = list(dict.fromkeys(mid for hits in channels.values() for mid, _ in hits))
         found = {m.id: m for m in self.store.get(ids)}
-        now = datetime.now(UTC)
-        ranked = score(
+        ranked = rank_channels(channels)
+        fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)
+        ranked["reply"] = self._lift_replies(fused, found, flt, top=2 * k)
+        scored = score(
             found,
-            rank_channels(channels),
-            fusion=self.settings.fusion,
-            rrf_k=self.settings.rrf_k,
+            ranked,
+            fused,
             owner_weights=weights,
-            now=now,
+            now=datetime.now(UTC),
             rerank=self._rerank,
         )
-        results = pack(ranked, k=k, token_budget=token_budget)
+        results = pack(scored, k=k, token_budget=token_budget)
         self._note_access([r.memory.id for r in results])
         return results
+
+    def _lift_replies(
+        self, fused: dict[str, float], found: dict[str, Memory], flt: Filter, *, top: int
+    ) -> dict[str, ChannelHit]:
+        """Lift the turns that answer the questions among the ``top`` candidates."""
+        best = sorted(fused, key=lambda mid: -fused[mid])[:top]
+        questions = [mid for mid in best if mid in found and is_question(found[mid])]
+        if not questions:
+            return {}
+        replies = {
+            question: reply
+            for question, reply in self.store.next_turns(questions, flt).items()
+            if reply.provenance.source is not Source.AGENT  # second-hand: not lifted
+        }
+        found.update((reply.id, reply) for reply in replies.values())
+        weights = self._rerank.source_weights
+        trust = {q: weights.get(found[q].provenance.source, 1.0) for q in replies}
+        return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, trust)
 
     def _owner_weights(self, owners: str | Sequence[str] | Mapping[str, float]) -> dict[str, float]:
         if isinstance(owners, str):

@@ -123,6 +123,11 @@ class Store(abc.ABC):
         """Verbatim turns of this owner and session with exactly this content, oldest first."""
 
     @abc.abstractmethod
+    def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
+        """For each episode id, the episode right after it in its session, if it passes
+        the filter (the turn that answers it, when it is a question)."""
+
+    @abc.abstractmethod
     def vector_search(
         self, flt: Filter, query: npt.NDArray[np.float32], k: int
     ) -> list[tuple[str, float]]:

@@ -358,6 +358,29 @@ class SQLiteStore(Store):
         )
         return self._memories(rows)
 
+    def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
+        following: dict[int, str] = {}
+        for mid in ids:
+            row = self._read(
+                "SELECT n.rowid FROM memories q JOIN memories n ON n.owner = q.owner "
+                "AND n.session_id = q.session_id AND n.kind = 'episode' AND n.rowid > q.rowid "
+                "WHERE q.id = ? AND q.kind = 'episode' ORDER BY n.rowid LIMIT 1",
+                (mid,),
+            )
+            if row:
+                following[row[0][0]] = mid
+        if not following:
+            return {}
+        where, params = _where(flt)
+        keys = list(following)
+        rows = self._read(
+            f"SELECT {_COLUMNS}, rowid FROM memories AS m NOT INDEXED "
+            f"WHERE rowid IN ({_marks(keys)}) AND {where}",
+            (*keys, *params),
+        )
+        found = {m.id: m for m in self._memories([r[:-1] for r in rows])}
+        return {following[r[-1]]: found[r[0]] for r in rows}
+
     # -- search ----------------------------------------------------------------
     def vector_search(
         self, flt: Filter, query: npt.NDArray[np.float32], k: int
