@@ -131,7 +131,6 @@ def print_run(
         click.echo(f'recall "{query}"')
         show_results(results)
         click.echo()
-    click.echo("'why' lists each search channel's rank and score (dense = meaning, bm25 = words)")
-    click.echo(
-        "and the boosts (confidence, recency, use) that turned the fused score into the score."
-    )
+    click.echo("'why' lists each search channel's rank and score (dense = meaning, bm25 = words,")
+    click.echo("reply = the answer to a question that matched) and the boosts (confidence, source,")
+    click.echo("recency, use) that turned the fused score into the score.")

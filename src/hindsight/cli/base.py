@@ -264,6 +264,8 @@ def why(r: RecallResult) -> str:
             parts.append(f"dense #{hit.rank} (cos {hit.score:.3f})")
         elif name == "bm25":
             parts.append(f"bm25 #{hit.rank} ({hit.score:.2f})")
+        elif name == "reply":
+            parts.append(f"the reply to a question that matched (#{hit.rank})")
         else:
             parts.append(f"{name} #{hit.rank}")
     boosts = " ".join(f"{name} x{v:.2f}" for name, v in r.explanation.boosts.items())
