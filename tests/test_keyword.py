@@ -139,3 +139,27 @@ def test_many_deletions_rebuild_the_index_and_keep_it_right(hs: Hindsight) -> No
     hits = keyword(hs, "user:kw-del", "parcel depot")
     assert set(hits) <= set(ids[100:]) and len(hits) == 10
     assert hs.store._keywords.count("user:kw-del") == 20
+
+
+def test_pruned_logs_stay_bounded_and_a_reader_left_behind_rebuilds(
+    tmp_path: Path, embedder: Embeddings
+) -> None:
+    settings = Settings(home=tmp_path, sqlite_synchronous="OFF", log_keep=20)
+    with (
+        Hindsight(settings, embedder=embedder) as writer,
+        Hindsight(settings, embedder=embedder) as reader,
+    ):
+        first = writer.retain("user:p", "the spare key is under the blue flowerpot", kind="fact")
+        assert [r.memory.id for r in reader.recall("user:p", "flowerpot", k=1)] == first.created
+        ids = [
+            writer.retain("user:p", f"parcel {i} arrived at depot {i}", kind="fact").created[0]
+            for i in range(40)
+        ]
+        writer.store.prune_logs()
+        for log in ("keyword_log", "vector_log"):
+            assert writer.store._read(f"SELECT count(*) FROM {log}")[0][0] <= 20
+        # the reader's indexes stand at a seq the logs no longer reach: they rebuild
+        hits = keyword(reader, "user:p", "parcel depot")
+        assert len(hits) == 10 and set(hits) <= set(ids)
+        top = reader.recall("user:p", "parcel 7 arrived at depot 7", k=3)
+        assert ids[7] in [r.memory.id for r in top]

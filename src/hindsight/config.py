@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     candidates: int = Field(default=100, gt=0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
     hnsw_threshold: int = Field(default=20_000, gt=0)
+    # change-log entries kept for indexes to catch up; one further behind rebuilds
+    log_keep: int = Field(default=1_000_000, gt=0)
 
     # servers (REST and MCP): see hindsight.access for the key file's format
     api_keys_file: Path | None = None

@@ -19,6 +19,7 @@ def open_store(settings: Settings) -> Store:
         index_dir=settings.index_dir,
         hnsw_threshold=settings.hnsw_threshold,
         synchronous=settings.sqlite_synchronous,
+        log_keep=settings.log_keep,
         text=TextIndexing(
             context_turns=settings.context_turns,
             context_chars=settings.context_chars,

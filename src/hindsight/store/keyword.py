@@ -100,8 +100,11 @@ class KeywordSource(Protocol):
     def keyword_snapshot(self, owner: str) -> tuple[list[tuple[int, str, str]], int]:
         """Every (key, text, context) of ``owner`` and the log head they reflect."""
 
-    def keyword_changes(self, owner: str, after_seq: int) -> tuple[list[TextChange], int]:
-        """``owner``'s log entries after ``after_seq`` with current texts, and the head."""
+    def keyword_changes(self, owner: str, after_seq: int) -> tuple[list[TextChange], int] | None:
+        """``owner``'s log entries after ``after_seq`` with current texts, and the head.
+
+        None if the log no longer reaches back to ``after_seq``: the caller rebuilds.
+        """
 
     def keyword_log_head(self) -> int:
         """The newest seq of the log (all owners)."""
@@ -168,24 +171,26 @@ class KeywordIndex:
         """The owner's postings, built or caught up with the log. Call under its lock."""
         head = self._source.keyword_log_head()
         postings = entry.postings
-        if (
-            postings is None
-            or head < entry.applied_seq
-            or postings.dead > len(postings.number) // 3 + 64
-        ):
+        if postings is not None and head < entry.applied_seq:
+            postings = None  # the log went backwards: another database is in place
+        if postings is not None and head > entry.applied_seq:
+            found = self._source.keyword_changes(owner, entry.applied_seq)
+            if found is None:
+                postings = None  # the log was pruned past this index
+            else:
+                changes, entry.applied_seq = found
+                final = {change[1]: change[2:] for change in changes}  # the last change wins
+                for key, (now_text, now_context) in final.items():
+                    _remove(postings, key)
+                    if now_text is not None:
+                        self._add(postings, key, now_text, now_context or "")
+        if postings is None or postings.dead > len(postings.number) // 3 + 64:
             entry.postings = None  # free the old one first
             rows, entry.applied_seq = self._source.keyword_snapshot(owner)
             postings = _Postings()
             for key, text, context in rows:
                 self._add(postings, key, text, context)
             entry.postings = postings
-        elif head > entry.applied_seq:
-            changes, entry.applied_seq = self._source.keyword_changes(owner, entry.applied_seq)
-            final = {change[1]: change[2:] for change in changes}  # a key's last change wins
-            for key, (now_text, now_context) in final.items():
-                _remove(postings, key)
-                if now_text is not None:
-                    self._add(postings, key, now_text, now_context or "")
         return postings
 
     def _add(self, entry: _Postings, key: int, text: str, context: str) -> None:

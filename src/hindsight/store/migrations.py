@@ -14,7 +14,10 @@ On-disk formats:
   date), ``context`` the words of neighbouring turns, weighed less by BM25;
 - ``keyword_log`` lists every key whose ``keyword_docs`` row changed, in order, so
   the in-memory keyword index (``keyword.py``) can catch up (migration 2; before
-  it, FTS5's ``memories_fts`` held the same columns).
+  it, FTS5's ``memories_fts`` held the same columns);
+- both logs keep their last ``log_keep`` entries; ``meta`` keys ``vector_log_pruned``
+  and ``keyword_log_pruned`` hold the newest seq dropped from each, so an index behind
+  it knows to rebuild.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.store.migrations import migrate
 from hindsight.store.vectors import VectorIndex
 
+_LOGS = ("vector_log", "keyword_log")
+_PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
 _COLUMNS = (
     "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "
     "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
@@ -57,6 +59,7 @@ class SQLiteStore(Store):
         hnsw_threshold: int = 20_000,
         synchronous: str = "NORMAL",
         text: TextIndexing | None = None,
+        log_keep: int = 1_000_000,
     ) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,6 +79,8 @@ class SQLiteStore(Store):
         self._text = text or TextIndexing()
         self._index: VectorIndex | None = None
         self._keywords = KeywordIndex(self, context_weight=self._text.context_weight)
+        self._log_keep = log_keep
+        self._writes = 0
         self._dimension: int | None = None
 
     # -- lifecycle -------------------------------------------------------------
@@ -163,6 +168,7 @@ class SQLiteStore(Store):
                     self._put_vector(conn, key, memory, maybe_vector)
                 touched.add(key)
             self._reindex(conn, touched | self._neighbours(conn, touched))
+        self._wrote()
 
     def _neighbours(self, conn: sqlite3.Connection, keys: set[int]) -> set[int]:
         """Episodes within ``context_turns`` of these rows in the same session."""
@@ -447,8 +453,10 @@ class SQLiteStore(Store):
             )
         return [(int(key), text, context) for key, text, context in rows], head
 
-    def keyword_changes(self, owner: str, after_seq: int) -> tuple[list[TextChange], int]:
+    def keyword_changes(self, owner: str, after_seq: int) -> tuple[list[TextChange], int] | None:
         with self._lock:
+            if after_seq < self._pruned("keyword_log"):
+                return None  # the log no longer reaches back that far: rebuild
             head = self.keyword_log_head()
             rows = self._read(
                 "SELECT l.seq, l.key, d.text, d.context FROM keyword_log l "
@@ -479,8 +487,9 @@ class SQLiteStore(Store):
     def vector_changes(
         self, owner: str, after_seq: int
     ) -> tuple[list[tuple[int, int, npt.NDArray[np.float32] | None]], int] | None:
-        # The log is never pruned yet, so it always reaches back to after_seq.
         with self._lock:
+            if after_seq < self._pruned("vector_log"):
+                return None  # the log no longer reaches back that far: rebuild
             head = self.vector_log_head()
             rows = self._read(
                 "SELECT l.seq, l.key, l.op, v.vec FROM vector_log l "
@@ -495,6 +504,40 @@ class SQLiteStore(Store):
                 vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
             changes.append((seq, key, vector))
         return changes, head
+
+    # -- change logs: kept to the last ``log_keep`` entries -----------------------
+    def prune_logs(self) -> None:
+        """Drop change-log entries older than the last ``log_keep`` of each log.
+
+        An index further behind than that finds its log cut (``*_changes`` returns
+        None) and rebuilds from the rows, so pruning never loses a change.
+        """
+        with self._tx() as conn:
+            for log in _LOGS:
+                row = conn.execute(
+                    "SELECT seq FROM sqlite_sequence WHERE name = ?", (log,)
+                ).fetchone()
+                cut = (row[0] if row else 0) - self._log_keep
+                if (
+                    cut > self._pruned(log)
+                    and conn.execute(f"DELETE FROM {log} WHERE seq <= ?", (cut,)).rowcount
+                ):
+                    conn.execute(
+                        "INSERT INTO meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (f"{log}_pruned", str(cut)),
+                    )
+
+    def _pruned(self, log: str) -> int:
+        """The newest seq pruned from ``log`` (0 if none): changes after it are all there."""
+        row = self._read("SELECT value FROM meta WHERE key = ?", (f"{log}_pruned",))
+        return int(row[0][0]) if row else 0
+
+    def _wrote(self) -> None:
+        """Count a write; every ``_PRUNE_EVERY`` writes, prune the change logs."""
+        self._writes += 1
+        if self._writes % _PRUNE_EVERY == 0:
+            self.prune_logs()
 
     def vector_log_head(self) -> int:
         row = self._read("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'")
@@ -587,6 +630,7 @@ class SQLiteStore(Store):
                     json.dumps(receipt["derived_ids"]),
                 ),
             )
+        self._wrote()
         # An owner with nothing left loses its index files too: no vectors of
         # forgotten memories stay on disk.
         for owner in owners:
