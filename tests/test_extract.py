@@ -56,6 +56,23 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
         "Never use emojis please",
         [(P, "User wants the assistant to never use emojis", {"polarity": -1})],
     ),
+    (  # when an instruction applies is kept: it is what a later request matches
+        "Always format dates in the month-day-year style when I ask about my deadlines.",
+        [
+            (
+                P,
+                "User wants the assistant to always format dates in the month-day-year style "
+                "when User asks about their deadlines",
+                {
+                    "query_hints": (
+                        "my deadlines",
+                        "how should the assistant respond",
+                        "User's instructions",
+                    )
+                },
+            )
+        ],
+    ),
     ("I'd rather walk than drive", [(P, "User would rather walk than drive", {})]),
     ("I prefer tea over coffee", [(P, "User prefers tea over coffee", {"value": "tea"})]),
     ("I prefer to work in the morning", [(P, "User prefers to work in the morning", {})]),

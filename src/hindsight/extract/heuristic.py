@@ -255,6 +255,10 @@ _DIRECTIVE = _re(
     r"(?P<rest>.+?)(?:,? please)?$|^(?:from now on|going forward|in (?:the )?future),? "
     r"(?:please,? )?(?P<w2>)(?P<rest2>(?!i\b).+)$"
 )
+_WHEN_ASKED = _re(
+    r"\b(?:when(?:ever)?|if) (?:i|we) (?:ask|talk|inquire|am asking|are asking|need help)"
+    r"(?: you)? (?:about|for|with|on) (?P<topic>.+?)[.!]*$"
+)
 _PREFER_OVER = _re(
     r"^i " + _ADV + r"prefer (?!to\b)(?P<x>.+?) (?:over|to|rather than|instead of|more than) "
     r"(?P<y>.+)$"
@@ -286,12 +290,17 @@ def _directive(text: str, name: str) -> list[Extracted]:
     if not (m := _DIRECTIVE.match(text)):
         return []
     word = (m["w"] or "").lower()
-    if not (rest := _value(m["rest"] or m["rest2"])):
+    raw = m["rest"] or m["rest2"]
+    if not (rest := _value(raw)):
         return []
     action = f"{word} {_third(rest)}".strip()
-    hints = ("how should the assistant respond", f"{name}'s instructions")
+    hints: tuple[str, ...] = ("how should the assistant respond", f"{name}'s instructions")
     polarity = -1 if word == "never" else 1
     content = f"{name} wants the assistant to {action}"
+    # "... when I ask about deadlines": when it applies is what a later request matches
+    if (when := _WHEN_ASKED.search(raw)) and (topic := _value(when["topic"])):
+        content += f" when {name} asks about {_third(topic)}"
+        hints = (topic, *hints)
     return _hit(Kind.PREFERENCE, content, hints=hints, polarity=polarity)
 
 
