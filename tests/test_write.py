@@ -6,6 +6,7 @@ import pytest
 
 from hindsight import Hindsight, Kind, Source, ValidationError
 from hindsight.store import Filter
+from hindsight.write import embedding_text, in_third_person
 
 
 def _current(hs: Hindsight, owner: str, kind: Kind) -> list[str]:
@@ -188,3 +189,30 @@ def test_similar_texts_about_different_numbers_or_names_stay_apart(hs: Hindsight
     fourth = hs.retain("user:ops", "Alice's sister is called Hanna", kind="fact")
     for result in (first, second, third, fourth):
         assert result.created and not result.updated
+
+
+@pytest.mark.parametrize(
+    ("text", "embedded"),
+    [
+        ("I went to a support group", "Caroline went to a support group"),
+        ("I'm sure my dog likes me", "Caroline is sure Caroline's dog likes Caroline"),
+        (
+            "I\u2019ve been there, I'd go, I'll see",
+            "Caroline has been there, Caroline would go, Caroline will see",
+        ),
+        ("Is it mine? I am fine, IT works", "Is it Caroline's? Caroline is fine, IT works"),
+    ],
+)
+def test_a_named_speakers_turn_is_embedded_in_the_third_person(text: str, embedded: str) -> None:
+    assert in_third_person(text, "Caroline") == embedded
+
+
+def test_what_is_embedded_names_the_speaker_of_a_turn_only(hs: Hindsight) -> None:
+    hs.retain(
+        "user:emb",
+        messages=[{"role": "user", "speaker": "Caroline", "content": "I live in Paris"}],
+    )
+    (episode,) = hs.list_memories("user:emb", kinds=["episode"])
+    assert embedding_text(episode) == "Caroline: Caroline live in Paris"  # verbs stay as said
+    (fact,) = hs.list_memories("user:emb", kinds=["fact"])
+    assert embedding_text(fact) == fact.content

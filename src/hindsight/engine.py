@@ -47,7 +47,7 @@ from hindsight.recall import (
 from hindsight.reflect import Changes, Draft, reconcile, reflect_on, summarize_session
 from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
 from hindsight.transfer import memory_from_dict, memory_to_dict
-from hindsight.write import Candidate, plan
+from hindsight.write import Candidate, embedding_text, plan
 
 MAX_K: Final = 1_000
 _ROLE_OF_SOURCE: Final = {
@@ -65,16 +65,6 @@ _SOURCE_OF_ROLE: Final = {
 }
 # Extractions that should reach long-term memory at once, not at the next threshold.
 _EVENT_TAGS: Final = frozenset({"correction", "tool_failure"})
-
-
-def embedding_text(memory: Memory) -> str:
-    """What a memory's vector encodes: a turn with its speaker's name, as a line of a transcript.
-
-    A question names people ("When did Caroline ...?") that the turn itself rarely does.
-    """
-    if memory.kind is Kind.EPISODE and memory.provenance.speaker:
-        return f"{memory.provenance.speaker}: {memory.content}"
-    return memory.content
 
 
 class _Unset:

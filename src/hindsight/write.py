@@ -1,4 +1,5 @@
-"""The write path's decisions: keep, merge into an existing memory, or supersede.
+"""The write path's decisions: what a memory's vector encodes, and whether to keep it,
+merge it into an existing memory, or supersede one.
 
 :func:`plan` turns candidate memories (verbatim episodes and extracted ones,
 already embedded) into one :class:`Plan` of inserts and updates that the store
@@ -20,6 +21,40 @@ from hindsight.store import Filter, Store
 
 Vector = npt.NDArray[np.float32]
 _WORD = re.compile(r"\w+")
+_FIRST_PERSON = re.compile(
+    r"\b(?:I['\u2019](?:m|ve|d|ll)|I am|I|me|my|mine|myself)\b", re.IGNORECASE
+)
+_AS_NAMED = {"m": "{} is", "ve": "{} has", "d": "{} would", "ll": "{} will"}
+
+
+def embedding_text(memory: Memory) -> str:
+    """What a memory's vector encodes: a turn as a statement about its named speaker.
+
+    "Caroline: I went to a support group" is embedded as "Caroline: Caroline went to
+    a support group": later questions name people ("When did Caroline ...?"), and
+    the turn rarely does (LoCoMo dense fraction-recall@10 0.422 -> 0.506).
+    """
+    speaker = memory.provenance.speaker
+    if memory.kind is Kind.EPISODE and speaker:
+        return f"{speaker}: {in_third_person(memory.content, speaker)}"
+    return memory.content
+
+
+def in_third_person(text: str, name: str) -> str:
+    """``text`` with the first person singular replaced by ``name``."""
+
+    def named(match: re.Match[str]) -> str:
+        word = match.group(0)
+        low = word.lower()
+        if low in ("my", "mine"):
+            return f"{name}'s"
+        if low == "i am":
+            return f"{name} is"
+        if len(word) > 2 and word[1] in "'\u2019":
+            return _AS_NAMED[low[2:]].format(name)
+        return name
+
+    return _FIRST_PERSON.sub(named, text)
 
 
 @dataclass(slots=True)
