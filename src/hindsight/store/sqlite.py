@@ -467,8 +467,7 @@ class SQLiteStore(Store):
         return [(int(seq), int(key), text, context) for seq, key, text, context in rows], head
 
     def keyword_log_head(self) -> int:
-        row = self._read("SELECT seq FROM sqlite_sequence WHERE name = 'keyword_log'")
-        return int(row[0][0]) if row else 0
+        return self._log_head("keyword_log")
 
     # -- VectorSource, for the index ---------------------------------------------
     def vector_snapshot(
@@ -514,10 +513,7 @@ class SQLiteStore(Store):
         """
         with self._tx() as conn:
             for log in _LOGS:
-                row = conn.execute(
-                    "SELECT seq FROM sqlite_sequence WHERE name = ?", (log,)
-                ).fetchone()
-                cut = (row[0] if row else 0) - self._log_keep
+                cut = self._log_head(log) - self._log_keep
                 if (
                     cut > self._pruned(log)
                     and conn.execute(f"DELETE FROM {log} WHERE seq <= ?", (cut,)).rowcount
@@ -540,7 +536,10 @@ class SQLiteStore(Store):
             self.prune_logs()
 
     def vector_log_head(self) -> int:
-        row = self._read("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'")
+        return self._log_head("vector_log")
+
+    def _log_head(self, log: str) -> int:
+        row = self._read("SELECT seq FROM sqlite_sequence WHERE name = ?", (log,))
         return int(row[0][0]) if row else 0
 
     # -- access, deletion ------------------------------------------------------
