@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
 from hindsight.store import Filter
-from hindsight.store.keyword import K1, B, KeywordIndex, TextChange, query_terms
+from hindsight.store.keyword import _ANALYZER, K1, B, KeywordIndex, TextChange, query_terms
 
 
 class ListSource:
@@ -60,8 +60,6 @@ def reference_bm25(docs: list[tuple[str, str]], query: str, weight: float) -> di
 
 def query_terms_all(text: str) -> list[str]:
     """Every term of a text, stop words included, as documents are indexed."""
-    from hindsight.store.keyword import _ANALYZER
-
     return _ANALYZER.terms(_ANALYZER.words(text))
 
 

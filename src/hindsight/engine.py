@@ -22,6 +22,7 @@ from hindsight.errors import NotFoundError, ValidationError
 from hindsight.extract import EXTRACTABLE_KINDS, Extracted, Extractor
 from hindsight.extract import registry as extractors
 from hindsight.models import (
+    ROLE_OF_SOURCE,
     ChannelHit,
     ForgetReceipt,
     Kind,
@@ -50,13 +51,6 @@ from hindsight.transfer import memory_from_dict, memory_to_dict
 from hindsight.write import Candidate, embedding_text, plan
 
 MAX_K: Final = 1_000
-_ROLE_OF_SOURCE: Final = {
-    Source.USER: "user",
-    Source.AGENT: "assistant",
-    Source.TOOL: "tool",
-    Source.SYSTEM: "system",
-    Source.IMPORT: "user",
-}
 _SOURCE_OF_ROLE: Final = {
     "user": Source.USER,
     "assistant": Source.AGENT,
@@ -277,7 +271,7 @@ class Hindsight:
             raise ValidationError("give exactly one of content or messages")
         if content is not None:
             return [
-                Turn(role=_ROLE_OF_SOURCE[source], content=self._text(content), observed_at=when)
+                Turn(role=ROLE_OF_SOURCE[source], content=self._text(content), observed_at=when)
             ]
         assert messages is not None
         if not messages:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import enum
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 
 class Kind(enum.StrEnum):
@@ -33,6 +34,16 @@ class Source(enum.StrEnum):
     TOOL = "tool"
     SYSTEM = "system"
     IMPORT = "import"
+
+
+# The conversational role a source speaks in: what a turn's ``role`` field holds.
+ROLE_OF_SOURCE: Final[Mapping[Source, str]] = {
+    Source.USER: "user",
+    Source.AGENT: "assistant",
+    Source.TOOL: "tool",
+    Source.SYSTEM: "system",
+    Source.IMPORT: "user",
+}
 
 
 class Status(enum.StrEnum):

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import ValidationError
-from hindsight.models import Kind, Memory, Provenance, Source, Status, new_id
+from hindsight.models import ROLE_OF_SOURCE, Kind, Memory, Provenance, Source, Status, new_id
 from hindsight.write import supersede
 
 GENERATOR: Final = "heuristic"
@@ -54,13 +54,6 @@ _VALUED_KINDS: Final = (Kind.FACT, Kind.PREFERENCE)
 _WORD: Final = re.compile(r"\w+")
 _TOOL_OF: Final = re.compile(r"^Tool (?P<tool>.+?) (?:failed|returned): ")
 _CORRECTED: Final = re.compile(r"^.{1,80}? corrected the assistant: ")
-_ROLE_OF_SOURCE: Final = {
-    Source.USER: "user",
-    Source.AGENT: "assistant",
-    Source.TOOL: "tool",
-    Source.SYSTEM: "system",
-    Source.IMPORT: "user",
-}
 _ROLE_NAMES: Final = {"assistant": "the assistant", "system": "the system"}
 Vector = npt.NDArray[np.float32]
 
@@ -131,7 +124,7 @@ def _tags(m: Memory) -> set[str]:
 
 def _role(m: Memory) -> str:
     role = m.metadata.get("role")
-    return role if isinstance(role, str) else _ROLE_OF_SOURCE[m.provenance.source]
+    return role if isinstance(role, str) else ROLE_OF_SOURCE[m.provenance.source]
 
 
 def _tool(m: Memory) -> str:

@@ -217,6 +217,16 @@ def _locomo_conversation(index: int, raw: object) -> Conversation:
     return conv
 
 
+def _known(conv: Conversation, ids: list[str], known: set[str], unit: str) -> frozenset[str]:
+    """The evidence ids that name a ``unit`` of the conversation; the rest are counted."""
+    evidence = frozenset(i for i in ids if i in known)
+    if unknown := len([i for i in ids if i not in known]):
+        conv.skipped[f"evidence id matching no {unit} (dropped)"] += unknown
+    if not evidence:
+        conv.skipped[f"question whose evidence matches no {unit}"] += 1
+    return evidence
+
+
 def _locomo_question(conv: Conversation, item: object, known: set[str]) -> Question | None:
     if not isinstance(item, dict) or not str(item.get("question") or "").strip():
         conv.skipped["QA item without a question"] += 1
@@ -231,12 +241,8 @@ def _locomo_question(conv: Conversation, item: object, known: set[str]) -> Quest
         conv.repaired["QA item with malformed evidence normalised"] += 1
     if malformed:
         conv.skipped["evidence string that is not a dialogue id"] += malformed
-    unknown = [i for i in ids if i not in known]
-    if unknown:
-        conv.skipped["evidence id matching no turn (dropped)"] += len(unknown)
-    evidence = frozenset(i for i in ids if i in known)
+    evidence = _known(conv, ids, known, "turn")
     if not evidence:
-        conv.skipped["question whose evidence matches no turn"] += 1
         return None
     category = item.get("category")
     group = (
@@ -410,12 +416,8 @@ def _beam_question(
     if not ids and not malformed:
         conv.skipped[f"question without evidence ({ability})"] += 1
         return None
-    unknown = [i for i in ids if i not in known]
-    if unknown:
-        conv.skipped["evidence id matching no message (dropped)"] += len(unknown)
-    evidence = frozenset(i for i in ids if i in known)
+    evidence = _known(conv, ids, known, "message")
     if not evidence:
-        conv.skipped["question whose evidence matches no message"] += 1
         return None
     ordered = None
     if isinstance(source, dict) and "updated_info" in source:
