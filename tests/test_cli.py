@@ -16,8 +16,9 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
+from providers import TinyHash
 
-from hindsight import Settings, Status
+from hindsight import Hindsight, Settings, Status
 from hindsight.cli import base as cli_base
 from hindsight.cli import cli
 from hindsight.cli import commands as cli_commands
@@ -363,6 +364,17 @@ def test_forget_everything_asks_on_a_terminal(
 
 
 # -- export and import ------------------------------------------------------------------------
+def test_reembed_opens_a_store_of_another_model(home: Path) -> None:
+    with Hindsight(Settings(home=home), embedder=TinyHash()) as hs:
+        hs.retain("user:alice", "I love jazz.")
+        total = hs.stats().memories
+    refused = run(home, "recall", "--owner", "user:alice", "music", code=1)
+    assert_one_line_error(refused, "tiny-hash", "run 'hindsight reembed'")
+    assert run_json(home, "reembed") == {"reembedded": total}
+    assert "jazz" in run(home, "recall", "--owner", "user:alice", "which music?").stdout
+    assert run(home, "reembed").stdout == "re-embedded 0 memories\n"
+
+
 def test_export_import_round_trip(seeded: Path, tmp_path: Path) -> None:
     dump = run(seeded, "export", "--owner", OWNER).stdout
     records = [json.loads(line) for line in dump.splitlines()]

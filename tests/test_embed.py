@@ -1,4 +1,4 @@
-"""The local embedding model and the store's refusal to mix models."""
+"""The local embedding model, the store's refusal to mix models, and re-embedding."""
 
 from __future__ import annotations
 
@@ -6,9 +6,17 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from providers import TinyHash
 
-from hindsight import EmbeddingMismatchError, Hindsight, Settings, ValidationError
+from hindsight import (
+    EmbeddingError,
+    EmbeddingMismatchError,
+    Hindsight,
+    Settings,
+    ValidationError,
+)
 from hindsight.embed import Embeddings, Vectors, registry
+from hindsight.reembed import reembed
 
 
 def test_minilm_embeds_meaning_offline(embedder: Embeddings) -> None:
@@ -20,11 +28,13 @@ def test_minilm_embeds_meaning_offline(embedder: Embeddings) -> None:
     assert vectors[0] @ vectors[1] > 0.6 > vectors[0] @ vectors[2] + 0.3
 
 
-def test_batches_agree_with_single_queries(embedder: Embeddings) -> None:
+def test_a_vector_depends_on_its_text_alone(embedder: Embeddings) -> None:
+    # The model quantizes activations per inference call: texts must not share one.
     texts = [f"sentence number {i} about {w}" for i, w in enumerate(["tea", "rain", "maps"] * 30)]
+    texts[7] = "a much longer sentence, " * 40
     together = embedder.encode_documents(texts)
-    alone = np.stack([embedder.encode_query(t) for t in texts[:5]])
-    assert np.allclose(together[:5], alone, atol=1e-4)  # padding does not leak into the mean
+    alone = np.stack([embedder.encode_query(t) for t in texts[:10]])
+    assert np.array_equal(together[:10], alone)
 
 
 def test_long_text_is_truncated_not_refused(embedder: Embeddings) -> None:
@@ -32,27 +42,67 @@ def test_long_text_is_truncated_not_refused(embedder: Embeddings) -> None:
     assert np.isfinite(vector).all()
 
 
-class TinyHash(Embeddings):
-    """A deterministic 8-d provider registered through the real registry."""
-
-    model_id = "tiny-hash"
-    dimension = 8
-
-    def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                out[row, sum(map(ord, word)) % self.dimension] += 1.0
-        return out
-
-
 def test_a_store_refuses_another_model(settings: Settings, embedder: Embeddings) -> None:
     with Hindsight(settings, embedder=embedder) as hs:
         hs.retain("user:alice", "I love jazz.")
-    registry.register("tiny-hash", TinyHash)
     other = settings.model_copy(update={"embedding_provider": "tiny-hash"})
-    with pytest.raises(EmbeddingMismatchError, match="export, then import"):
+    with pytest.raises(EmbeddingMismatchError, match="run 'hindsight reembed'"):
         Hindsight(other)
+
+
+def _tiny_store(settings: Settings) -> list[str]:
+    """A store whose vectors TinyHash made, of two owners; returns its memories' ids."""
+    with Hindsight(settings, embedder=TinyHash()) as hs:
+        hs.retain("user:alice", "I love jazz.")
+        (gone,) = hs.retain("user:alice", "My sister lives in Lyon.", kind="fact").created
+        hs.retain("user:bob", "I play the cello.")
+        hs.forget(gone)  # nothing to remake
+        owners = ("user:alice", "user:bob")
+        return [m.id for owner in owners for m in hs.list_memories(owner, limit=100)]
+
+
+def test_reembed_moves_a_store_to_the_configured_model(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    kept = _tiny_store(settings)
+    done: list[int] = []
+    assert reembed(settings, embedder=embedder, progress=done.append) == len(kept) == done[-1]
+    with Hindsight(settings, embedder=embedder) as hs:
+        assert hs.stats().embedding_model == embedder.model_id
+        assert {hs.get(i).embedding_model for i in kept} == {embedder.model_id}
+        (hit, *_) = hs.recall("user:alice", "what music does she enjoy?")  # no shared word
+        assert "jazz" in hit.memory.content
+    assert reembed(settings, embedder=embedder) == 0  # already of this model
+
+
+class Failing(TinyHash):
+    """Embeds ``budget`` batches, then fails like a provider that went away."""
+
+    model_id = "tiny-hash-2"
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if self.budget == 0:
+            raise EmbeddingError("the provider went away")
+        self.budget -= 1
+        return super().embed_batch(texts)
+
+
+def test_an_interrupted_reembed_blocks_the_store_until_resumed(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = _tiny_store(settings)
+    monkeypatch.setattr("hindsight.reembed.BATCH", 1)
+    with pytest.raises(EmbeddingError, match="went away"):
+        reembed(settings, embedder=Failing(budget=1))
+    for embedder in (TinyHash(), Failing(budget=9)):  # neither the old model nor the new
+        with pytest.raises(EmbeddingMismatchError, match="hindsight reembed"):
+            Hindsight(settings, embedder=embedder)
+    assert reembed(settings, embedder=Failing(budget=9)) == len(kept) - 1
+    with Hindsight(settings, embedder=Failing(budget=9)) as hs:
+        assert {hs.get(i).embedding_model for i in kept} == {"tiny-hash-2"}
 
 
 def test_unknown_provider_names_the_known_ones() -> None:

@@ -1,5 +1,5 @@
 """The memory commands: retain, recall, forget, list, show, stats, update, export, import,
-working-memory sessions, summarize, reflect and the demo."""
+reembed, working-memory sessions, summarize, reflect and the demo."""
 
 from __future__ import annotations
 
@@ -400,6 +400,25 @@ def import_(app: App, as_json: bool, file: BinaryIO) -> None:
         emit_json(counts)
     else:
         click.echo(f"imported {counts['imported']}, skipped {counts['skipped']} already known")
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def reembed(app: App, as_json: bool) -> None:
+    """Remake the store's vectors with the configured embedding model.
+
+    Needed after the embedding model changes: a store refuses to open with a model other
+    than the one that made its vectors. Resumes if interrupted.
+    """
+    from hindsight.reembed import reembed as run
+
+    settings = app.settings()
+    count = run(settings, progress=lambda done: app.note(f"re-embedded {done}"))
+    if as_json:
+        emit_json({"reembedded": count})
+    else:
+        click.echo(f"re-embedded {count} memories")
 
 
 def _read_json_lines(stream: BinaryIO) -> list[tuple[int, dict[str, Any]]]:

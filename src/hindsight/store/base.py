@@ -76,8 +76,24 @@ class Store(abc.ABC):
 
     # -- lifecycle ---------------------------------------------------------
     @abc.abstractmethod
-    def bind_embedding(self, model_id: str, dimension: int) -> None:
-        """Record the store's embedding model; refuse a different one."""
+    def bind_embedding(self, model_id: str, dimension: int, *, rebind: bool = False) -> None:
+        """Record the store's embedding model; refuse a different one.
+
+        With ``rebind`` the store adopts ``model_id`` instead, and refuses a plain bind
+        until :meth:`finish_rebind` says every vector was remade (see ``hindsight.reembed``).
+        """
+
+    @abc.abstractmethod
+    def stale_vectors(self, limit: int) -> list[Memory]:
+        """Up to ``limit`` memories whose vector another model than the bound one made."""
+
+    @abc.abstractmethod
+    def replace_vectors(self, pairs: Sequence[tuple[Memory, npt.NDArray[np.float32]]]) -> None:
+        """Store new vectors (of the bound model) for these memories, in one transaction."""
+
+    @abc.abstractmethod
+    def finish_rebind(self) -> None:
+        """End a rebind; refused while :meth:`stale_vectors` finds any."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

@@ -34,6 +34,7 @@ _COLUMNS = (
     "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
     "last_accessed_at, access_count, status, embedding_model, attribute, metadata"
 )
+_M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in _COLUMNS.split(","))
 
 
 def _ts(value: datetime | None) -> float | None:
@@ -82,26 +83,60 @@ class SQLiteStore(Store):
         self._log_keep = log_keep
         self._writes = 0
         self._dimension: int | None = None
+        self._model: str | None = None
 
     # -- lifecycle -------------------------------------------------------------
-    def bind_embedding(self, model_id: str, dimension: int) -> None:
-        with self._tx():
-            rows = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-            if "embedding_model" not in rows:
-                self._conn.executemany(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)",
-                    [("embedding_model", model_id), ("dimension", str(dimension))],
+    def bind_embedding(self, model_id: str, dimension: int, *, rebind: bool = False) -> None:
+        with self._tx() as conn:
+            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            bound = (rows.get("embedding_model"), rows.get("dimension"))
+            if bound == (None, None) or (rebind and bound != (model_id, str(dimension))):
+                conn.executemany(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                    [("embedding_model", model_id), ("dimension", str(dimension))]
+                    + [("rebinding", "1")] * (bound != (None, None)),
                 )
-            elif rows["embedding_model"] != model_id or int(rows["dimension"]) != dimension:
+            elif bound != (model_id, str(dimension)):
                 raise EmbeddingMismatchError(
-                    f"this store holds vectors of {rows['embedding_model']} "
-                    f"({rows['dimension']}-d), not {model_id} ({dimension}-d); use the same "
-                    "model, or export, then import into a new store to re-embed"
+                    f"this store holds vectors of {bound[0]} ({bound[1]}-d), not {model_id} "
+                    f"({dimension}-d); run 'hindsight reembed' to remake them with {model_id}"
+                )
+            elif "rebinding" in rows and not rebind:
+                raise EmbeddingMismatchError(
+                    f"re-embedding this store with {model_id} was interrupted; run "
+                    "'hindsight reembed' to finish it"
                 )
         self._dimension = dimension
+        self._model = model_id
         self._index = VectorIndex(
             self, dimension, directory=self._index_dir, hnsw_threshold=self._hnsw_threshold
         )
+
+    def stale_vectors(self, limit: int) -> list[Memory]:
+        return self._memories(
+            self._read(
+                f"SELECT {_M_COLUMNS} FROM memories m JOIN vectors v ON v.key = m.rowid "
+                "WHERE v.model != ? OR v.dim != ? ORDER BY m.rowid LIMIT ?",
+                (self._model, self._dimension, limit),
+            )
+        )
+
+    def replace_vectors(self, pairs: Sequence[tuple[Memory, npt.NDArray[np.float32]]]) -> None:
+        with self._tx() as conn:
+            for memory, vector in pairs:
+                row = conn.execute(
+                    "UPDATE memories SET embedding_model = ? WHERE id = ? RETURNING rowid",
+                    (memory.embedding_model, memory.id),
+                ).fetchone()
+                if row is not None:  # forgotten meanwhile: nothing to remake
+                    self._put_vector(conn, row[0], memory, vector)
+        self._wrote()
+
+    def finish_rebind(self) -> None:
+        if self.stale_vectors(1):
+            raise StoreError("vectors of another model remain; re-embed them first")
+        with self._tx() as conn:
+            conn.execute("DELETE FROM meta WHERE key = 'rebinding'")
 
     def close(self) -> None:
         with self._lock:
