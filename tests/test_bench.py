@@ -31,10 +31,13 @@ def test_bench_scale_reports_every_figure(tmp_path: Path) -> None:
             "--queries",
             "16",
             "--json",
+            "--out",
+            str(tmp_path / "kept" / "scale.json"),
         ],
     )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
+    assert json.loads((tmp_path / "kept" / "scale.json").read_text()) == figures
     assert figures["n"] == 300
     for key in (
         "ingest_per_s",

@@ -25,6 +25,21 @@ def bench() -> None:
     """Measure speed and recall quality through the code users run."""
 
 
+def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--out",
+        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        metavar="FILE",
+        help="Also write the JSON report to FILE.",
+    )(f)
+
+
+def _keep(data: dict[str, Any], out: Path | None) -> None:
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(dumps(data) + "\n", encoding="utf-8")
+
+
 @bench.command("scale")
 @click.option(
     "--n",
@@ -42,8 +57,9 @@ def bench() -> None:
     help="How many recalls to time.",
 )
 @json_option
+@_out_option
 @click.pass_obj
-def bench_scale(app: App, n: int, queries: int, as_json: bool) -> None:
+def bench_scale(app: App, n: int, queries: int, as_json: bool, out: Path | None) -> None:
     """Ingest N generated memories for one owner, then time recalls on that store.
 
     Runs in a fresh temporary store unless --home is given on the group.
@@ -55,6 +71,7 @@ def bench_scale(app: App, n: int, queries: int, as_json: bool) -> None:
         bar = stack.enter_context(app.progress(range(n), length=n, label="ingesting"))
         step = getattr(bar, "update", None)
         result = scale.run(app.settings(home), n, queries=queries, progress=step)
+    _keep(result.as_dict(), out)
     if as_json:
         emit_json(result.as_dict())
         return
@@ -71,15 +88,6 @@ def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--out",
-        type=click.Path(dir_okay=False, writable=True, path_type=Path),
-        metavar="FILE",
-        help="Also write the JSON report to FILE.",
-    )(f)
-
-
 def _bench_quality(
     app: App, name: str, path: Path, *, limit: int | None, as_json: bool, out: Path | None
 ) -> None:
@@ -93,9 +101,7 @@ def _bench_quality(
         bar = stack.enter_context(app.progress(range(total), length=total, label=name))
         report = quality.run(app.settings(home), dataset, progress=getattr(bar, "update", None))
     data = report.as_dict()
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(dumps(data) + "\n", encoding="utf-8")
+    _keep(data, out)
     if as_json:
         emit_json(data)
     else:
