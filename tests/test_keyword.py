@@ -98,6 +98,15 @@ def test_words_are_stemmed_and_folded() -> None:
     assert query_terms("the of") == ["the", "of"]  # only stop words: keep them
 
 
+def test_irregular_forms_meet_their_base_form(hs: Hindsight) -> None:
+    assert query_terms("went gone going") == ["go"]
+    assert query_terms("broke broken breaks children") == ["break", "child"]
+    hs.retain("user:kw-irr", "We go to Lisbon every spring.", kind="fact")
+    hs.retain("user:kw-irr", "The printer is out of paper.", kind="fact")
+    (hit,) = keyword(hs, "user:kw-irr", "where they went")
+    assert "Lisbon" in hs.get(hit).content
+
+
 def keyword(hs: Hindsight, owner: str, query: str) -> list[str]:
     return [mid for mid, _ in hs.store.keyword_search(Filter(owners=[owner]), query, 10)]
 

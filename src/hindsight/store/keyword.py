@@ -48,6 +48,30 @@ _STOPWORDS: Final = frozenset(
     would you your""".split()  # noqa: SIM905
 )
 _CACHE_LIMIT: Final = 200_000
+# English irregular forms, each line's later words mapped to its first before stemming:
+# a question asks where someone "went", a turn says they "go"; a stemmer cannot tell.
+_IRREGULAR_FORMS: Final = """
+be was were been being|begin began begun|break broke broken|bring brought|build built
+buy bought|catch caught|choose chose chosen|come came|do did done|draw drew drawn
+drink drank drunk|drive drove driven|eat ate eaten|fall fell fallen|feel felt|fight fought
+find found|fly flew flown|forget forgot forgotten|get got gotten|give gave given
+go went gone|grow grew grown|have had has|hear heard|hold held|keep kept|know knew known
+learn learnt|leave left|lend lent|lose lost|make made|mean meant|meet met|pay paid
+ride rode ridden|ring rang rung|rise risen|run ran|say said|see saw seen|sell sold|send sent
+shake shook shaken|shoot shot|show shown|sing sang sung|sink sank sunk|sit sat|sleep slept
+speak spoke spoken|spend spent|stand stood|steal stole stolen|swim swam swum
+take took taken|teach taught|tear tore torn|tell told|think thought|throw threw thrown
+understand understood|wake woke woken|wear wore worn|win won|write wrote written
+hide hid hidden|bite bit bitten|blow blew blown|freeze froze frozen|forgive forgave forgiven
+hang hung|lead led|light lit|bleed bled|feed fed|dig dug|stick stuck|strike struck
+swing swung|spin spun|bend bent|child children|person people|man men|woman women
+foot feet|tooth teeth|mouse mice|wife wives|knife knives|goose geese
+"""
+_BASE_FORM: Final = {
+    form: forms.split()[0]
+    for forms in _IRREGULAR_FORMS.replace("\n", "|").split("|")
+    for form in forms.split()[1:]
+}
 
 
 class _Analyzer:
@@ -72,7 +96,7 @@ class _Analyzer:
         return out
 
     def _term(self, word: str) -> str:
-        folded = word
+        folded = _BASE_FORM.get(word, word)
         if not word.isascii():
             decomposed = unicodedata.normalize("NFKD", word)
             folded = "".join(c for c in decomposed if not unicodedata.combining(c))
