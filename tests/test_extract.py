@@ -68,7 +68,8 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
                         "my deadlines",
                         "how should the assistant respond",
                         "User's instructions",
-                    )
+                    ),
+                    "applies_when": "their deadlines",
                 },
             )
         ],

@@ -216,3 +216,22 @@ def test_what_is_embedded_names_the_speaker_of_a_turn_only(hs: Hindsight) -> Non
     assert embedding_text(episode) == "Caroline: Caroline live in Paris"  # verbs stay as said
     (fact,) = hs.list_memories("user:emb", kinds=["fact"])
     assert embedding_text(fact) == fact.content
+
+
+def test_an_instruction_is_embedded_as_the_requests_it_governs(hs: Hindsight) -> None:
+    owner = "user:instr"
+    hs.retain(owner, "Always format dates as day-month-year when I ask about deadlines.")
+    hs.retain(owner, "Always answer in bullet points when I ask about deadlines.")
+    hs.retain(owner, "Always format dates as day-month-year when I ask about deadlines!")
+    instructions = hs.list_memories(owner, kinds=["preference"])
+    # one condition, two different instructions: both kept; the repeat merged
+    assert sorted(m.content for m in instructions) == [
+        "User wants the assistant to always answer in bullet points when User asks about deadlines",
+        "User wants the assistant to always format dates as day-month-year when User asks "
+        "about deadlines",
+    ]
+    assert {embedding_text(m) for m in instructions} == {"deadlines"}
+    for line in ("The grant report is almost done.", "I moved the review to Friday."):
+        hs.retain(owner, line)
+    found = [r.memory.id for r in hs.recall(owner, "When is the final submission due?", k=4)]
+    assert {m.id for m in instructions} <= set(found)

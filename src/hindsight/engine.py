@@ -202,6 +202,8 @@ class Hindsight:
             meta["polarity"] = item.polarity
         if item.tags:
             meta["tags"] = list(item.tags)
+        if item.applies_when:
+            meta["applies_when"] = item.applies_when
         memory = self._new_memory(
             owner,
             item.kind,

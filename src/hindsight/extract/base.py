@@ -27,7 +27,9 @@ class Extracted:
     ``content`` is standalone and third person ("Alice lives in Berlin").
     ``attribute``/``value`` name a single-valued slot ("location" = "Berlin") so a
     later statement filling the same slot can supersede this one; multi-valued
-    things (likes, experiences) leave them ``None``.
+    things (likes, experiences) leave them ``None``. ``applies_when`` is, for an
+    instruction to the assistant, the kind of request it governs ("deadlines"):
+    what a later request matches, so the memory is embedded as it.
     """
 
     kind: Kind
@@ -39,6 +41,7 @@ class Extracted:
     query_hints: tuple[str, ...] = ()
     polarity: int = 1
     tags: tuple[str, ...] = ()
+    applies_when: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in EXTRACTABLE_KINDS:

@@ -190,8 +190,21 @@ def _hit(
     value: str | None = None,
     hints: tuple[str, ...] = (),
     polarity: int = 1,
+    applies_when: str | None = None,
 ) -> list[Extracted]:
-    return [Extracted(kind, content, confidence, 0, attribute, value, hints, polarity)]
+    return [
+        Extracted(
+            kind,
+            content,
+            confidence,
+            0,
+            attribute,
+            value,
+            hints,
+            polarity,
+            applies_when=applies_when,
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,10 +311,12 @@ def _directive(text: str, name: str) -> list[Extracted]:
     polarity = -1 if word == "never" else 1
     content = f"{name} wants the assistant to {action}"
     # "... when I ask about deadlines": when it applies is what a later request matches
+    applies_when = None
     if (when := _WHEN_ASKED.search(raw)) and (topic := _value(when["topic"])):
-        content += f" when {name} asks about {_third(topic)}"
+        applies_when = _third(topic)
+        content += f" when {name} asks about {applies_when}"
         hints = (topic, *hints)
-    return _hit(Kind.PREFERENCE, content, hints=hints, polarity=polarity)
+    return _hit(Kind.PREFERENCE, content, hints=hints, polarity=polarity, applies_when=applies_when)
 
 
 def _prefer_over(text: str, name: str) -> list[Extracted]:
