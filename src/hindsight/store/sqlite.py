@@ -26,6 +26,7 @@ from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, Workin
 from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.store.migrations import migrate
 from hindsight.store.vectors import VectorIndex
+from hindsight.timewords import date_words, referred_dates
 
 _LOGS = ("vector_log", "keyword_log")
 _PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
@@ -253,7 +254,13 @@ class SQLiteStore(Store):
                 continue
             owner, kind, content, hints, speaker, observed, session = row
             when = datetime.fromtimestamp(observed, tz=UTC)
-            parts = [content, *json.loads(hints), speaker or "", f"{when.day} {when:%B %Y}"]
+            parts = [
+                content,
+                *json.loads(hints),
+                speaker or "",
+                date_words(when),
+                *referred_dates(content, when),
+            ]
             context: list[str] = []
             if kind == Kind.EPISODE.value and session is not None and self._text.context_turns:
                 for op, order in (("<", "DESC"), (">", "ASC")):
