@@ -15,7 +15,7 @@ from collections.abc import Callable
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
-from hindsight.store import Store, open_store
+from hindsight.store import open_store
 from hindsight.write import embedding_text
 
 __all__ = ["reembed"]
@@ -27,7 +27,6 @@ def reembed(
     settings: Settings | None = None,
     *,
     embedder: Embeddings | None = None,
-    store: Store | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Re-embed every memory whose vector another model made; returns how many.
@@ -37,7 +36,7 @@ def reembed(
     """
     settings = settings or Settings()
     embedder = embedder or embedders.create(settings.embedding_provider)
-    store = store or open_store(settings)
+    store = open_store(settings)
     done = 0
     try:
         store.bind_embedding(embedder.model_id, embedder.dimension, rebind=True)

@@ -92,11 +92,10 @@ class SQLiteStore(Store):
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             bound = (rows.get("embedding_model"), rows.get("dimension"))
             if bound == (None, None) or (rebind and bound != (model_id, str(dimension))):
-                conn.executemany(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                    [("embedding_model", model_id), ("dimension", str(dimension))]
-                    + [("rebinding", "1")] * (bound != (None, None)),
-                )
+                settings = [("embedding_model", model_id), ("dimension", str(dimension))]
+                if bound != (None, None):  # vectors of the old model remain until remade
+                    settings.append(("rebinding", "1"))
+                conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", settings)
             elif bound != (model_id, str(dimension)):
                 raise EmbeddingMismatchError(
                     f"this store holds vectors of {bound[0]} ({bound[1]}-d), not {model_id} "
