@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +18,7 @@ from hindsight import (
 )
 from hindsight.embed import Embeddings, Vectors, registry
 from hindsight.reembed import reembed
+from hindsight.store import Filter
 
 
 def test_minilm_embeds_meaning_offline(embedder: Embeddings) -> None:
@@ -65,6 +67,8 @@ def test_reembed_moves_a_store_to_the_configured_model(
     settings: Settings, embedder: Embeddings
 ) -> None:
     kept = _tiny_store(settings)
+    with sqlite3.connect(settings.database_path) as db:  # as an older version wrote it
+        db.execute("UPDATE keyword_docs SET text = 'stale'")
     done: list[int] = []
     assert reembed(settings, embedder=embedder, progress=done.append) == len(kept) == done[-1]
     with Hindsight(settings, embedder=embedder) as hs:
@@ -72,6 +76,8 @@ def test_reembed_moves_a_store_to_the_configured_model(
         assert {hs.get(i).embedding_model for i in kept} == {embedder.model_id}
         (hit, *_) = hs.recall("user:alice", "what music does she enjoy?")  # no shared word
         assert "jazz" in hit.memory.content
+        found = hs.store.keyword_search(Filter(owners=["user:bob"]), "cello", 5)
+        assert found and "cello" in hs.get(found[0][0]).content  # keyword text derived anew
     assert reembed(settings, embedder=embedder) == 0  # already of this model
 
 

@@ -3,8 +3,8 @@
 A store records the model that made its vectors and refuses any other, since vectors of
 two models do not compare. After a change of model (a new provider, or a new version of
 the built-in one), ``reembed`` moves the store over in place: it adopts the new model at
-once, then re-embeds the memories whose vectors the old one made, a batch per
-transaction. Until it has finished, the store refuses to open for anything else, and
+once, then re-embeds the memories whose vectors the old one made (and derives their
+keyword-index text anew), a batch per transaction. Until it has finished, the store refuses to open for anything else, and
 running it again resumes where it stopped.
 """
 

@@ -89,7 +89,11 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def replace_vectors(self, pairs: Sequence[tuple[Memory, npt.NDArray[np.float32]]]) -> None:
-        """Store new vectors (of the bound model) for these memories, in one transaction."""
+        """Store new vectors (of the bound model) for these memories, in one transaction.
+
+        Their keyword-index text is derived anew as well, so a store moved to a new
+        version gets both of its indexes as that version makes them.
+        """
 
     @abc.abstractmethod
     def finish_rebind(self) -> None:

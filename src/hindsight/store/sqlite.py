@@ -122,6 +122,7 @@ class SQLiteStore(Store):
         )
 
     def replace_vectors(self, pairs: Sequence[tuple[Memory, npt.NDArray[np.float32]]]) -> None:
+        keys: set[int] = set()
         with self._tx() as conn:
             for memory, vector in pairs:
                 row = conn.execute(
@@ -130,6 +131,8 @@ class SQLiteStore(Store):
                 ).fetchone()
                 if row is not None:  # forgotten meanwhile: nothing to remake
                     self._put_vector(conn, row[0], memory, vector)
+                    keys.add(row[0])
+            self._reindex(conn, keys)  # and the keyword text, as this version derives it
         self._wrote()
 
     def finish_rebind(self) -> None:
