@@ -4,8 +4,8 @@ A store records the model that made its vectors and refuses any other, since vec
 two models do not compare. After a change of model (a new provider, or a new version of
 the built-in one), ``reembed`` moves the store over in place: it adopts the new model at
 once, then re-embeds the memories whose vectors the old one made (and derives their
-keyword-index text anew), a batch per transaction. Until it has finished, the store refuses to open for anything else, and
-running it again resumes where it stopped.
+keyword-index text anew), a batch per transaction. Until it has finished, the store
+refuses to open for anything else, and running it again resumes where it stopped.
 """
 
 from __future__ import annotations

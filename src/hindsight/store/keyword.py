@@ -95,6 +95,20 @@ class _Analyzer:
             out.append(term)
         return out
 
+    def counts(self, text: str) -> tuple[dict[str, int], int]:
+        """Each term's count in ``text``, and its length in words.
+
+        Words are counted first (in C), so the Python work is per distinct word: a
+        long message repeats most of its words.
+        """
+        words = self.words(text)
+        counts: dict[str, int] = {}
+        cache = self._cache
+        for word, n in Counter(words).items():
+            term = cache.get(word) or self._term(word)
+            counts[term] = counts.get(term, 0) + n
+        return counts, len(words)
+
     def _term(self, word: str) -> str:
         folded = _BASE_FORM.get(word, word)
         if not word.isascii():
@@ -218,11 +232,11 @@ class KeywordIndex:
         return postings
 
     def _add(self, entry: _Postings, key: int, text: str, context: str) -> None:
-        own = _ANALYZER.terms(_ANALYZER.words(text))
-        near = _ANALYZER.terms(_ANALYZER.words(context)) if context else []
-        weighted: dict[str, float] = dict(Counter(own))
-        for term in near:
-            weighted[term] = weighted.get(term, 0.0) + self._context_weight
+        own, own_length = _ANALYZER.counts(text)
+        near, near_length = _ANALYZER.counts(context) if context else ({}, 0)
+        weighted: dict[str, float] = dict(own)
+        for term, n in near.items():
+            weighted[term] = weighted.get(term, 0.0) + self._context_weight * n
         number = len(entry.keys)
         for term, freq in weighted.items():
             tid = entry.terms.get(term)
@@ -232,7 +246,7 @@ class KeywordIndex:
                 entry.freqs.append(array("f"))
             entry.docs[tid].append(number)
             entry.freqs[tid].append(freq)
-        length = float(len(own) + len(near))
+        length = float(own_length + near_length)
         entry.keys.append(key)
         entry.lengths.append(length)
         entry.alive.append(1)
