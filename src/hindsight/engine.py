@@ -51,6 +51,8 @@ from hindsight.transfer import memory_from_dict, memory_to_dict
 from hindsight.write import Candidate, embedding_text, plan
 
 MAX_K: Final = 1_000
+# Recall reads whole only this many of the best fused candidates (at least 5 k).
+HYDRATE_DEPTH: Final = 50
 _SOURCE_OF_ROLE: Final = {
     "user": Source.USER,
     "assistant": Source.AGENT,
@@ -354,10 +356,12 @@ class Hindsight:
             "dense": self.store.vector_search(flt, vector, n),
             "bm25": self.store.keyword_search(flt, query, n),
         }
-        ids = list(dict.fromkeys(mid for hits in channels.values() for mid, _ in hits))
-        found = {m.id: m for m in self.store.get(ids)}
         ranked = rank_channels(channels)
         fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)
+        # Only the best fused candidates are read whole (reading them was most of a
+        # recall's time): the boosts after fusion seldom carry one from beyond into the top k.
+        depth = sorted(fused, key=lambda mid: (-fused[mid], mid))[: max(HYDRATE_DEPTH, 5 * k)]
+        found = {m.id: m for m in self.store.get(depth)}
         ranked["reply"] = self._lift_replies(fused, found, flt, top=2 * k)
         scored = score(
             found,
