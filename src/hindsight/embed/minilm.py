@@ -55,7 +55,7 @@ class MiniLM(Embeddings):
             self._session: Any = ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"]
             )
-        self._workers = workers or len(os.sched_getaffinity(0))
+        self._workers = workers or _cores()
         self._pool: ThreadPoolExecutor | None = None
         # the tokenizer's settings and the pool are shared state: one caller at a time
         self._lock = threading.Lock()
@@ -83,3 +83,11 @@ class MiniLM(Embeddings):
             raise EmbeddingError(f"embedding failed: {exc}") from exc
         pooled: Vectors = hidden[0].mean(axis=0, dtype=np.float32)
         return pooled
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
