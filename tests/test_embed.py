@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -37,6 +40,27 @@ def test_a_vector_depends_on_its_text_alone(embedder: Embeddings) -> None:
     together = embedder.encode_documents(texts)
     alone = np.stack([embedder.encode_query(t) for t in texts[:10]])
     assert np.array_equal(together[:10], alone)
+
+
+def _embed_in(embedder: Embeddings, texts: list[str], out: Any) -> None:
+    out.put(embedder.encode_documents(texts))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")
+def test_a_forked_child_embeds_too(embedder: Embeddings) -> None:
+    # the parent's worker threads do not survive a fork: the child must not wait for them
+    texts = ["one text", "another text", "a third one"]
+    here = embedder.encode_documents(texts)
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_embed_in, args=(embedder, texts, out))
+    child.start()
+    try:
+        assert np.array_equal(out.get(timeout=60), here)
+    finally:
+        child.join(5)
+        child.kill()
 
 
 def test_long_text_is_truncated_not_refused(embedder: Embeddings) -> None:

@@ -57,17 +57,20 @@ class MiniLM(Embeddings):
             )
         self._workers = workers or _cores()
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0  # a forked child has none of its parent's pool threads
         # the tokenizer's settings and the pool are shared state: one caller at a time
         self._lock = threading.Lock()
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         with self._lock:
             rows = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-            if len(rows) > 1 and self._workers > 1 and self._pool is None:
-                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="minilm")
-        if len(rows) == 1 or self._pool is None:
+            pool = self._pool
+            if len(rows) > 1 and self._workers > 1 and self._pool_pid != os.getpid():
+                pool = self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="minilm")
+                self._pool_pid = os.getpid()
+        if len(rows) == 1 or pool is None:
             return np.stack([self._run(row) for row in rows])
-        return np.stack(list(self._pool.map(self._run, rows)))
+        return np.stack(list(pool.map(self._run, rows)))
 
     def _run(self, row: list[int]) -> Vectors:
         """The mean-pooled embedding of one text's token ids."""
