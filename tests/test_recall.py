@@ -98,6 +98,29 @@ def test_the_reply_to_a_matching_question_comes_back_with_it(
             assert "I'm thrill" not in why or "reply" not in why["I'm thrill"].channels
 
 
+def test_the_answer_to_a_follow_up_question_comes_back_with_the_statement(
+    tmp_path: Path, embedder: Embeddings
+) -> None:
+    settings = Settings(home=tmp_path, context_turns=0, sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as hs:
+        turns = [
+            ("Joanna", "Woo! I finally finished my first full screenplay last Friday."),
+            ("Nate", "Congrats! What genre is it?"),
+            ("Joanna", "A mix of drama and romance."),
+            *(("Nate", f"We cooked pasta number {i} for dinner.") for i in range(6)),
+        ]
+        hs.retain(
+            "user:hop",
+            messages=[{"role": "user", "speaker": who, "content": text} for who, text in turns],
+            session_id="s1",
+        )
+        results = hs.recall("user:hop", "Joanna finished full screenplay", k=3, kinds=["episode"])
+        assert results[0].memory.content.startswith("Woo!")
+        why = {r.memory.content[:5]: r.explanation for r in results}
+        assert "reply" in why["A mix"].channels  # through the follow-up question
+        assert why["A mix"].fused == pytest.approx(0.85 * results[0].explanation.fused)
+
+
 def test_results_are_ordered_and_k_is_respected(alice: Hindsight) -> None:
     results = alice.recall("user:alice", "Alice", k=2)
     assert len(results) == 2

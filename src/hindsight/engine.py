@@ -378,20 +378,37 @@ class Hindsight:
     def _lift_replies(
         self, fused: dict[str, float], found: dict[str, Memory], flt: Filter, *, top: int
     ) -> dict[str, ChannelHit]:
-        """Lift the turns that answer the questions among the ``top`` candidates."""
+        """Lift the turns that answer the questions among the ``top`` candidates.
+
+        A question asked right after a top statement follows it up, and its answer
+        says more about the same thing ("I finished my first screenplay!" - "What
+        genre is it?" - "A mix of drama and romance."): that answer is lifted too, for
+        what the statement scored.
+        """
+        weights = self._rerank.source_weights
         best = sorted(fused, key=lambda mid: -fused[mid])[:top]
-        questions = [mid for mid in best if mid in found and is_question(found[mid])]
-        if not questions:
+        episodes = [found[mid] for mid in best if mid in found]
+        # question id -> what its answer is worth: its own (or its statement's) fused
+        # score, times the trust in who asked (an agent's question counts as its other words)
+        asked = {
+            m.id: fused[m.id] * weights.get(m.provenance.source, 1.0)
+            for m in episodes
+            if is_question(m)
+        }
+        statements = [m.id for m in episodes if m.kind is Kind.EPISODE and not is_question(m)]
+        for statement, follow_up in self.store.next_turns(statements, flt).items():
+            if is_question(follow_up):
+                worth = fused[statement] * weights.get(follow_up.provenance.source, 1.0)
+                asked[follow_up.id] = max(asked.get(follow_up.id, 0.0), worth)
+        if not asked:
             return {}
         replies = {
             question: reply
-            for question, reply in self.store.next_turns(questions, flt).items()
+            for question, reply in self.store.next_turns(list(asked), flt).items()
             if reply.provenance.source is not Source.AGENT  # second-hand: not lifted
         }
         found.update((reply.id, reply) for reply in replies.values())
-        weights = self._rerank.source_weights
-        trust = {q: weights.get(found[q].provenance.source, 1.0) for q in replies}
-        return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, trust)
+        return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
 
     def _owner_weights(self, owners: str | Sequence[str] | Mapping[str, float]) -> dict[str, float]:
         if isinstance(owners, str):

@@ -133,20 +133,20 @@ def is_question(memory: Memory) -> bool:
 def lift_replies(
     fused: dict[str, float],
     replies: Mapping[str, str],
-    trust: Mapping[str, float],
+    asked: Mapping[str, float],
     *,
     weight: float = REPLY_WEIGHT,
 ) -> dict[str, ChannelHit]:
-    """Give each reply ``weight`` times the fused score of the question it answers, times
-    the trust in who asked it (an agent's question counts as its other words do).
+    """Give each reply ``weight`` times what its question is worth.
 
-    ``replies`` maps a question's id to its reply's id, ``trust`` a question's id to its
-    source weight. A reply that already scores higher keeps its score. Returns the
-    replies lifted, as a channel of their own.
+    ``replies`` maps a question's id to its reply's id, ``asked`` a question's id to
+    what its answer is worth (the question's fused score, or that of the statement it
+    follows up, times the trust in who asked it). A reply that already scores higher
+    keeps its score. Returns the replies lifted, as a channel of their own.
     """
     lifted: dict[str, float] = {}
     for question, reply in replies.items():
-        score = weight * fused[question] * trust.get(question, 1.0)
+        score = weight * asked[question]
         if score > max(fused.get(reply, 0.0), lifted.get(reply, 0.0)):
             lifted[reply] = score
     fused.update(lifted)
