@@ -160,8 +160,17 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
         ],
     ),
     ("Honestly, I really love sushi", [(P, "User loves sushi", {})]),
+    # what a request states before it asks
+    (
+        "I'm learning probability, and I prefer step-by-step explanations, can you help me?",
+        [(P, "User prefers step-by-step explanations", {})],
+    ),
+    ("I live in Lyon, what should I visit?", [(F, "User lives in Lyon", {})]),
+    ("I love jazz, do you?", [(P, "User loves jazz", {})]),
     # nothing: questions, hypotheticals, negations, filler
     ("Do you like jazz?", []),
+    ("Do you think I prefer tea, or coffee?", []),
+    ("I live in Lyon, right?", []),
     ("Where do I live?", []),
     ("where do I live", []),
     ("I like jazz?", []),

@@ -3,9 +3,10 @@
 It reads first-person statements from user turns (or from named speakers in a
 multi-party conversation) and tool outputs. It never reads assistant or system
 turns, questions, hypotheticals or negated states: a missed memory costs less
-than a junk one. Each message is normalised (curly quotes, contractions), split
-into sentences and clauses, and each clause is tried against an ordered list of
-rules; the first rule that matches wins.
+than a junk one (a request's statements before its question are read: "I prefer
+step-by-step answers, can you help?"). Each message is normalised (curly quotes,
+contractions), split into sentences and clauses, and each clause is tried against an
+ordered list of rules; the first rule that matches wins.
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ _GREETING = _re(r"^(?:hi|hello|hey)(?: there)?\b[\s,!.:-]*")
 _QUESTION = _re(
     r"^(?:do|does|did|is|are|am|was|were|can|could|would|will|should|shall|may|might|where|"
     r"what|who|whom|whose|when|why|how|which|have|has|had)\b"
+)
+# "I'm trying to X, and I prefer Y, can you help me?": before the question, the user states
+_QUESTION_TAIL = _re(
+    r",\s*(?:(?:and|so|but)\s+)?(?:do|does|did|is|are|am|can|could|would|will|should|what|how|"
+    r"why|any)\b"
 )
 _HYPOTHETICAL = _re(
     r"\b(?:if|suppose|supposing|imagine|hypothetically|pretend|wish|unless|whether|maybe|"
@@ -664,6 +670,13 @@ def _corrected(rest: str, name: str) -> list[Extracted]:
     return _hit(Kind.FACT, f"{name} corrected the assistant: {_third(text)}", 0.9)
 
 
+def _stated_before_question(sentence: str) -> str:
+    """What a sentence ending in a question states before asking, or "" if it only asks."""
+    if _QUESTION.match(sentence) or not (tail := _QUESTION_TAIL.search(sentence)):
+        return ""
+    return sentence[: tail.start()].strip()
+
+
 def _as_correction(found: list[Extracted]) -> list[Extracted]:
     tags = ("correction",)
     return [replace(e, confidence=max(e.confidence, 0.95), tags=e.tags + tags) for e in found]
@@ -676,7 +689,9 @@ def _user_text(text: str, name: str) -> list[Extracted]:
     correcting = False
     for raw in _SENTENCES.split(_normalise(text)):
         sentence = raw.strip()
-        if not sentence or sentence.endswith("?"):
+        if sentence.endswith("?"):
+            sentence = _stated_before_question(sentence)
+        if not sentence:
             correcting = False
             continue
         if m := _CORRECTION.match(sentence):
