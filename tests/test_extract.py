@@ -76,6 +76,16 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
     ),
     ("I'd rather walk than drive", [(P, "User would rather walk than drive", {})]),
     ("I prefer tea over coffee", [(P, "User prefers tea over coffee", {"value": "tea"})]),
+    ("I prefer reading to swimming.", [(P, "User prefers reading over swimming", {})]),
+    # "to" giving a purpose, or after a clause boundary, is no rival
+    (
+        "I prefer batches of five to manage replies.",
+        [(P, "User prefers batches of five to manage replies", {})],
+    ),
+    (
+        "I prefer short sessions, like mornings, to keep focus.",
+        [(P, "User prefers short sessions", {})],
+    ),
     ("I prefer to work in the morning", [(P, "User prefers to work in the morning", {})]),
     # facts
     ("I live in Paris", [(F, "User lives in Paris", {"attribute": "location", "value": "Paris"})]),

@@ -279,8 +279,14 @@ _WHEN_ASKED = _re(
     r"(?: you)? (?:about|for|with|on) (?P<topic>.+?)[.!]*$"
 )
 _PREFER_OVER = _re(
-    r"^i " + _ADV + r"prefer (?!to\b)(?P<x>.+?) (?:over|to|rather than|instead of|more than) "
+    r"^i " + _ADV + r"prefer (?!to\b)(?P<x>.+?) (?P<sep>over|to|rather than|instead of|more than) "
     r"(?P<y>.+)$"
+)
+# "prefer X to Y" compares like with like ("walking to driving", "tea to coffee"); "prefer
+# batches of five to manage replies" names a purpose, not a rival
+_PURPOSE = frozenset(
+    """keep make get help avoid ensure maintain manage understand improve reduce increase save
+    stay learn see grasp focus build meet stick track boost fit catch cut""".split()  # noqa: SIM905
 )
 _LIKE = _re(
     r"^i " + _ADV + r"(?P<verb>like|love|enjoy|adore|prefer|am (?:really )?into|am (?:a |an )?"
@@ -330,9 +336,21 @@ def _prefer_over(text: str, name: str) -> list[Extracted]:
         return []
     if not (x := _value(m["x"], max_words=8)) or not (y := _value(m["y"], max_words=8)):
         return []
+    if x != m["x"].strip():
+        return []  # X ended at a clause boundary: what follows does not compare with it
+    if m["sep"].lower() == "to" and not _rivals(x, y):
+        return []
     hints = (f"what does {name} prefer", f"{x} or {y}")
     content = f"{name} prefers {_third(x)} over {_third(y)}"
     return _hit(Kind.PREFERENCE, content, value=x, hints=hints)
+
+
+def _rivals(x: str, y: str) -> bool:
+    """Whether "prefer X to Y" compares two things of a kind rather than giving a purpose."""
+    first_x, first_y = x.split()[0].lower(), y.split()[0].lower()
+    if first_y in _PURPOSE or first_y.endswith("ly"):
+        return False
+    return first_x.endswith("ing") == first_y.endswith("ing")
 
 
 def _like(text: str, name: str) -> list[Extracted]:
