@@ -180,6 +180,7 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
     # nothing: questions, hypotheticals, negations, filler
     ("Do you like jazz?", []),
     ("Do you think I prefer tea, or coffee?", []),
+    ("No, I think I'm good for now. Thanks for the help!", []),  # a polite no, not a correction
     ("I live in Lyon, right?", []),
     ("Where do I live?", []),
     ("where do I live", []),

@@ -97,8 +97,8 @@ _CORRECTION = _re(
     r"not what i said|mistaken)\b[\s,.!:;-]*|you got (?:it|that) wrong\b[\s,.!:;-]*)"
 )
 _ACKNOWLEDGE = _re(
-    r"^(?:thanks|thank you|that is fine|it is fine|fine|ok|okay|all good|never mind|"
-    r"nevermind|not now|not yet|I am (?:good|fine|ok))\b"
+    r"^(?:i think |i guess )?(?:thanks|thank you|that is fine|it is fine|fine|ok|okay|all good|"
+    r"never mind|nevermind|not now|not yet|that is (?:all|it)|I am (?:good|fine|ok|all set))\b"
 )
 
 
