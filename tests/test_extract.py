@@ -181,6 +181,14 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
     ("Do you like jazz?", []),
     ("Do you think I prefer tea, or coffee?", []),
     ("No, I think I'm good for now. Thanks for the help!", []),  # a polite no, not a correction
+    ("I have completed 50% of it by November 18.", []),  # what "it" is was said elsewhere
+    ("I spent ages restoring it.", []),
+    ("Never saw this coming!", []),  # the past, not an instruction
+    ("Never heard of it.", []),
+    (
+        "My favorite book is It by Stephen King.",
+        [(P, "User's favourite book is It by Stephen King", {})],
+    ),
     ("I live in Lyon, right?", []),
     ("Where do I live?", []),
     ("where do I live", []),

@@ -141,6 +141,7 @@ _TAIL = _re(
 _NOT_VALUES = _words(
     "it that this you them those these him her everything anything something nothing stuff things"
 )
+_UNRESOLVED = _words("it them things stuff")
 _NOT_PLACES = _words("here there home nowhere somewhere everywhere work school")
 
 
@@ -166,6 +167,10 @@ def _value(raw: str, stop: re.Pattern[str] = _VALUE_STOP, max_words: int = _MAX_
         prev, value = value, _TAIL.sub("", value).strip()
     words = value.split()
     if not words or len(words) > max_words or value.lower() in _NOT_VALUES:
+        return ""
+    # "restoring it", "50% of it": what the value is about was said elsewhere (a pronoun
+    # later on, "... and it was great", only comments on it; "It" in capitals is a title)
+    if _UNRESOLVED & {w.strip(".,;:!?'\"") for w in words[:4]}:
         return ""
     return value if re.search(r"\w", value) else ""
 
@@ -274,6 +279,10 @@ _DIRECTIVE = _re(
     r"(?P<rest>.+?)(?:,? please)?$|^(?:from now on|going forward|in (?:the )?future),? "
     r"(?:please,? )?(?P<w2>)(?P<rest2>(?!i\b).+)$"
 )
+_PAST = _re(
+    r"^(?:\w*[^\We]ed|saw|heard|knew|thought|had|was|were|got|felt|said|did|went|came|took|made|"
+    r"gave|found|told|been)\b"
+)
 _WHEN_ASKED = _re(
     r"\b(?:when(?:ever)?|if) (?:i|we) (?:ask|talk|inquire|am asking|are asking|need help)"
     r"(?: you)? (?:about|for|with|on) (?P<topic>.+?)[.!]*$"
@@ -316,8 +325,8 @@ def _directive(text: str, name: str) -> list[Extracted]:
         return []
     word = (m["w"] or "").lower()
     raw = m["rest"] or m["rest2"]
-    if not (rest := _value(raw)):
-        return []
+    if not (rest := _value(raw)) or _PAST.match(rest):
+        return []  # "Never saw this coming!" tells of the past, asks nothing
     action = f"{word} {_third(rest)}".strip()
     hints: tuple[str, ...] = ("how should the assistant respond", f"{name}'s instructions")
     polarity = -1 if word == "never" else 1
