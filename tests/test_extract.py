@@ -184,6 +184,11 @@ CASES: list[tuple[str, list[tuple[Kind, str, dict[str, Any]]]]] = [
     ("I have completed 50% of it by November 18.", []),  # what "it" is was said elsewhere
     ("I spent ages restoring it.", []),
     ("Never saw this coming!", []),  # the past, not an instruction
+    ("Always happy to help!", []),
+    ("I never decided to try it.", []),  # nothing to conjugate: no "never decideds"
+    ("I typically hold it for a minute.", []),  # not "User typically holds"
+    ("I love to", []),
+    ("I went to the store again and", [(E, "User went to the store again", {})]),
     ("Never heard of it.", []),
     (
         "My favorite book is It by Stephen King.",
@@ -256,6 +261,15 @@ def test_named_speakers_in_a_multi_party_conversation() -> None:
         ("Caroline loves painting", 0),
         ("Melanie moved to Boston", 1),
     ]
+
+
+def test_between_people_no_answers_a_question_and_corrects_no_assistant() -> None:
+    turns = [
+        Turn("user", "Have you tried the sauce?", speaker="Sam"),
+        Turn("user", "No, I haven't tried it yet. No, I live in Lyon now.", speaker="Maria"),
+    ]
+    found = EXTRACTOR.extract(turns, subject="User")
+    assert [(e.content, e.tags) for e in found] == [("Maria lives in Lyon", ())]
 
 
 def test_a_lone_assistant_speaker_is_not_multi_party() -> None:

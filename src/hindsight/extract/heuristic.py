@@ -136,7 +136,7 @@ _PLACE_STOP = _re(
 _JOB_STOP = _re(_STOP + r"|\s+(?:and|of|in|by|with|from|who|so|at|for)\b")
 _TAIL = _re(
     r"(?:\s+(?:a lot|so much|very much|too|as well|really|though|lol|haha|anyway))+\s*$|"
-    r"[\s.!,;:\"'-]+$"
+    r"[\s.!,;:\"'-]+$|(?:^|\s+)(?:to|and|or|but|the|a|an|of|with|for)$"  # cut off mid-phrase
 )
 _NOT_VALUES = _words(
     "it that this you them those these him her everything anything something nothing stuff things"
@@ -283,6 +283,7 @@ _PAST = _re(
     r"^(?:\w*[^\We]ed|saw|heard|knew|thought|had|was|were|got|felt|said|did|went|came|took|made|"
     r"gave|found|told|been)\b"
 )
+_NOT_ACTION = _re(r"^(?:happy|glad|ready|here|there|good|great|fun|nice|so|such|a|an|the)\b")
 _WHEN_ASKED = _re(
     r"\b(?:when(?:ever)?|if) (?:i|we) (?:ask|talk|inquire|am asking|are asking|need help)"
     r"(?: you)? (?:about|for|with|on) (?P<topic>.+?)[.!]*$"
@@ -325,8 +326,8 @@ def _directive(text: str, name: str) -> list[Extracted]:
         return []
     word = (m["w"] or "").lower()
     raw = m["rest"] or m["rest2"]
-    if not (rest := _value(raw)) or _PAST.match(rest):
-        return []  # "Never saw this coming!" tells of the past, asks nothing
+    if not (rest := _value(raw)) or _PAST.match(rest) or _NOT_ACTION.match(rest):
+        return []  # "Never saw this coming!", "Always happy to help!": no instruction
     action = f"{word} {_third(rest)}".strip()
     hints: tuple[str, ...] = ("how should the assistant respond", f"{name}'s instructions")
     polarity = -1 if word == "never" else 1
@@ -611,7 +612,11 @@ _NOT_HABIT_VERBS = _words("can will would should could might must am")
 def _habit(text: str, name: str) -> list[Extracted]:
     if not (m := _HABIT.match(text)) or m["verb"].lower() in _NOT_HABIT_VERBS:
         return []
+    if _PAST.match(m["verb"]) or m["verb"].lower().endswith("ly"):
+        return []  # "I never decided", "I never really asked": no verb to conjugate
     rest = _value(m["rest"]) if m["rest"].strip() else ""
+    if m["rest"].strip() and not rest:
+        return []  # "I typically hold it for a minute": without its object it says nothing
     said = " ".join(p for p in (m["adv"].lower(), _third_verb(m["verb"]), _third(rest)) if p)
     polarity = -1 if m["adv"].lower() in ("never", "rarely") else 1
     hints = (f"{name}'s habits",)
@@ -709,7 +714,9 @@ def _as_correction(found: list[Extracted]) -> list[Extracted]:
     return [replace(e, confidence=max(e.confidence, 0.95), tags=e.tags + tags) for e in found]
 
 
-def _user_text(text: str, name: str) -> list[Extracted]:
+def _user_text(text: str, name: str, *, to_assistant: bool = True) -> list[Extracted]:
+    """What a user's message states; ``to_assistant`` False for people talking to each
+    other, where "No, ..." answers a question instead of correcting an assistant."""
     if _SYSTEMISH.match(text):
         return []  # a pasted or restated system prompt is not about the user
     out: list[Extracted] = []
@@ -722,10 +729,11 @@ def _user_text(text: str, name: str) -> list[Extracted]:
             correcting = False
             continue
         if m := _CORRECTION.match(sentence):
-            correcting, sentence = True, sentence[m.end() :].strip()
+            correcting, sentence = to_assistant, sentence[m.end() :].strip()
             if not sentence:
                 continue  # "No." alone: the next sentence says what is right
-        if correcting or _SAID_NOT.match(sentence) or _MEANT.match(sentence):
+        said_not = _SAID_NOT.match(sentence) or _MEANT.match(sentence)
+        if correcting or (said_not and to_assistant):
             out += _as_correction(_corrected(sentence, name))
         else:
             out += _statement(sentence, name)
@@ -799,4 +807,5 @@ class HeuristicExtractor:
             return []
         name = (turn.speaker or subject).strip() or "User"
         limit = len(turn.content) + len(name) + _SLACK
-        return [e for e in _user_text(turn.content, name) if len(e.content) <= limit]
+        found = _user_text(turn.content, name, to_assistant=not multi_party)
+        return [e for e in found if len(e.content) <= limit]
