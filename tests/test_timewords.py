@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hindsight import Hindsight
 from hindsight.store import Filter
@@ -51,3 +53,18 @@ def test_a_question_naming_the_day_finds_the_turn_that_said_yesterday(hs: Hindsi
     hs.retain(owner, "I attended a pottery class today.", observed_at=SAID)
     hits = hs.store.keyword_search(Filter(owners=[owner]), "attended class 4 December", 10)
     assert "cooking" in hs.get(hits[0][0]).content
+
+
+WORDS = "last this week weekend month year yesterday night the day before ago days weeks"
+WORDS += " a two 3 99 friday sunday , ."
+
+
+@given(
+    text=st.lists(st.sampled_from(WORDS.split())).map(" ".join),
+    said=st.datetimes(
+        min_value=datetime(1971, 1, 1), max_value=datetime(2200, 12, 31), timezones=st.just(UTC)
+    ),
+)
+def test_any_text_at_any_date_resolves_without_error(text: str, said: datetime) -> None:
+    for words in referred_dates(text, said):
+        assert words and words not in (str(said.year), f"{said:%B %Y}")
