@@ -362,7 +362,8 @@ class Hindsight:
         # recall's time): the boosts after fusion seldom carry one from beyond into the top k.
         depth = sorted(fused, key=lambda mid: (-fused[mid], mid))[: max(HYDRATE_DEPTH, 5 * k)]
         found = {m.id: m for m in self.store.get(depth)}
-        ranked["reply"] = self._lift_replies(fused, found, flt, top=2 * k)
+        best = [found[mid] for mid in depth[: 2 * k] if mid in found]
+        ranked["reply"] = self._lift_replies(fused, found, best, flt)
         scored = score(
             found,
             ranked,
@@ -376,9 +377,9 @@ class Hindsight:
         return results
 
     def _lift_replies(
-        self, fused: dict[str, float], found: dict[str, Memory], flt: Filter, *, top: int
+        self, fused: dict[str, float], found: dict[str, Memory], best: list[Memory], flt: Filter
     ) -> dict[str, ChannelHit]:
-        """Lift the turns that answer the questions among the ``top`` candidates.
+        """Lift the turns that answer the questions among the ``best`` candidates.
 
         A question asked right after a top statement follows it up, and its answer
         says more about the same thing ("I finished my first screenplay!" - "What
@@ -386,16 +387,14 @@ class Hindsight:
         what the statement scored.
         """
         weights = self._rerank.source_weights
-        best = sorted(fused, key=lambda mid: -fused[mid])[:top]
-        episodes = [found[mid] for mid in best if mid in found]
         # question id -> what its answer is worth: its own (or its statement's) fused
         # score, times the trust in who asked (an agent's question counts as its other words)
         asked = {
             m.id: fused[m.id] * weights.get(m.provenance.source, 1.0)
-            for m in episodes
+            for m in best
             if is_question(m)
         }
-        statements = [m.id for m in episodes if m.kind is Kind.EPISODE and not is_question(m)]
+        statements = [m.id for m in best if m.kind is Kind.EPISODE and not is_question(m)]
         for statement, follow_up in self.store.next_turns(statements, flt).items():
             if is_question(follow_up):
                 worth = fused[statement] * weights.get(follow_up.provenance.source, 1.0)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Final, Literal
+
+Precision = Literal["day", "month", "year"]
 
 __all__ = ["date_words", "referred_dates"]
 
@@ -25,7 +27,7 @@ _REFERENCE: Final = re.compile(
 )
 
 
-def date_words(when: datetime, *, precision: str = "day") -> str:
+def date_words(when: datetime, *, precision: Precision = "day") -> str:
     """A date as the index writes it: "4 December 2023", "December 2023" or "2023"."""
     if precision == "year":
         return str(when.year)
@@ -51,7 +53,7 @@ def referred_dates(text: str, said: datetime) -> list[str]:
     return found
 
 
-def _resolve(match: re.Match[str], said: datetime) -> tuple[datetime, str]:
+def _resolve(match: re.Match[str], said: datetime) -> tuple[datetime, Precision]:
     if match["day_before"]:
         return said - timedelta(days=2), "day"
     if match["yesterday"]:
