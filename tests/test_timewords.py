@@ -1,4 +1,5 @@
-"""Relative dates in a text, resolved against when it was said, and found by date."""
+"""Relative dates in a text, resolved against when it was said, and found by date; the
+span of time a query names, and recall favouring memories from then."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from hindsight import Hindsight
 from hindsight.store import Filter
-from hindsight.timewords import referred_dates
+from hindsight.timewords import Period, asked_period, referred_dates
 
 SAID = datetime(2023, 12, 5, 14, 30, tzinfo=UTC)  # a Tuesday
 
@@ -56,7 +57,74 @@ def test_a_question_naming_the_day_finds_the_turn_that_said_yesterday(hs: Hindsi
 
 
 WORDS = "last this week weekend month year yesterday night the day before ago days weeks"
-WORDS += " a two 3 99 friday sunday , ."
+WORDS += " a two 3 99 friday sunday , . in on of may feb. 31 2023 1999 0 past months years today"
+
+
+def _span(period: Period | None) -> tuple[str, str] | int | None:
+    if period is None or period.month is not None:
+        return period and period.month
+    assert period.start is not None and period.end is not None
+    return f"{period.start:%Y-%m-%d}", f"{period.end:%Y-%m-%d}"
+
+
+@pytest.mark.parametrize(
+    ("query", "span"),
+    [
+        ("What did Caroline do on 8 May, 2023?", ("2023-05-08", "2023-05-09")),
+        ("the talk on May 8th, 2023", ("2023-05-08", "2023-05-09")),
+        ("What did Caroline do in May 2023?", ("2023-05-01", "2023-06-01")),
+        ("in early June of 2021", ("2021-06-01", "2021-07-01")),
+        ("Mar. 2021", ("2021-03-01", "2021-04-01")),
+        ("December 2023", ("2023-12-01", "2024-01-01")),
+        ("in May", 5),  # any year's May
+        ("in 2022", ("2022-01-01", "2023-01-01")),
+        ("What did I eat yesterday?", ("2023-12-04", "2023-12-05")),
+        ("today", ("2023-12-05", "2023-12-06")),
+        ("last Friday", ("2023-12-01", "2023-12-02")),
+        ("over the last weekend", ("2023-12-02", "2023-12-04")),
+        ("three days ago", ("2023-12-02", "2023-12-03")),
+        ("2 weeks ago", ("2023-11-20", "2023-11-27")),  # the calendar week, Monday first
+        ("last week", ("2023-11-27", "2023-12-04")),
+        ("this week", ("2023-12-04", "2023-12-11")),
+        ("in the past week", ("2023-11-28", "2023-12-06")),
+        ("the past 10 days", ("2023-11-25", "2023-12-06")),
+        ("a month ago", ("2023-11-01", "2023-12-01")),
+        ("this month", ("2023-12-01", "2024-01-01")),
+        ("last year", ("2022-01-01", "2023-01-01")),
+        ("two years ago", ("2021-01-01", "2022-01-01")),
+        # a date named outright wins over a relative one
+        ("last week, as mentioned on November 6, 2023", ("2023-11-06", "2023-11-07")),
+        ("in the last week of August 2023", ("2023-08-01", "2023-09-01")),
+        ("31 February 2023", None),  # no such day
+        ("may I ask what you recommend?", None),
+        ("What is my favourite colour?", None),
+    ],
+)
+def test_the_span_a_query_names(query: str, span: tuple[str, str] | int | None) -> None:
+    assert _span(asked_period(query, SAID)) == span
+
+
+def test_a_period_holds_its_start_not_its_end() -> None:
+    may = asked_period("in May 2023", SAID)
+    assert may is not None
+    assert datetime(2023, 5, 1, tzinfo=UTC) in may
+    assert datetime(2023, 6, 1, tzinfo=UTC) not in may
+    assert datetime(2021, 5, 9, tzinfo=UTC) in Period(month=5)
+    assert "2023-05-02" not in may  # only datetimes are in a period
+
+
+def test_a_query_naming_a_time_favours_memories_from_then(hs: Hindsight) -> None:
+    owner = "user:tq"
+    may = hs.retain(owner, "I went hiking in the Alps.", observed_at="2023-05-14").episodes[0]
+    june = hs.retain(owner, "I went hiking in the Alps.", observed_at="2023-06-20").episodes[0]
+    plain = hs.recall(owner, "Where did I go hiking?", k=2, kinds=["episode"])
+    assert all("time" not in r.explanation.boosts for r in plain)  # no time named
+    for query, first in (("Where did I go hiking in May 2023?", may), ("hiking in June", june)):
+        results = hs.recall(owner, query, k=2, kinds=["episode"])
+        assert results[0].memory.id == first
+        boosts = {r.memory.id: r.explanation.boosts["time"] for r in results}
+        assert boosts[first] == 2.0
+        assert set(boosts.values()) == {1.0, 2.0}
 
 
 @given(
@@ -68,3 +136,7 @@ WORDS += " a two 3 99 friday sunday , ."
 def test_any_text_at_any_date_resolves_without_error(text: str, said: datetime) -> None:
     for words in referred_dates(text, said):
         assert words and words not in (str(said.year), f"{said:%B %Y}")
+    period = asked_period(text, said)
+    if period is not None and period.month is None:
+        assert period.start is not None and period.end is not None
+        assert period.start < period.end

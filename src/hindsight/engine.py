@@ -47,6 +47,7 @@ from hindsight.recall import (
 )
 from hindsight.reflect import Changes, Draft, reconcile, reflect_on, summarize_session
 from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
+from hindsight.timewords import asked_period
 from hindsight.transfer import memory_from_dict, memory_to_dict
 from hindsight.write import Candidate, embedding_text, plan
 
@@ -352,6 +353,8 @@ class Hindsight:
         )
         n = max(self.settings.candidates, k * 2)
         vector = self.embedder.encode_query(query)
+        now = datetime.now(UTC)
+        period = asked_period(query, now)
         channels = {
             "dense": self.store.vector_search(flt, vector, n),
             "bm25": self.store.keyword_search(flt, query, n),
@@ -369,8 +372,9 @@ class Hindsight:
             ranked,
             fused,
             owner_weights=weights,
-            now=datetime.now(UTC),
+            now=now,
             rerank=self._rerank,
+            period=period,
         )
         results = pack(scored, k=k, token_budget=token_budget)
         self._note_access([r.memory.id for r in results])

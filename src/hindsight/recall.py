@@ -7,7 +7,8 @@ fusion (each channel's scores scaled to 0..1 and summed; reciprocal-rank fusion,
 top inherits part of the question's fused score (the "reply" channel). Then each
 candidate's fused score is
 multiplied by boosts for confidence, source (the agent's own words count less),
-recency (exponential half-life) and access frequency, and by its owner's weight.
+recency (exponential half-life), access frequency and, when the query names a time
+("in May 2023", "last week"), for being from then; and by its owner's weight.
 Everything that went into a score is kept in its :class:`Explanation`.
 """
 
@@ -27,6 +28,7 @@ from hindsight.models import (
     Source,
     estimate_tokens,
 )
+from hindsight.timewords import Period
 
 # The search channels and their weights in fusion. Recency and use are not
 # channels: as channels they promoted recent but irrelevant memories (LoCoMo and
@@ -46,16 +48,21 @@ SOURCE_WEIGHTS: Mapping[Source, float] = {Source.AGENT: 0.5}
 # +0.017). The agent's replies are not lifted, and its questions lift with its source
 # weight: both are second-hand (BEAM fell by 0.02-0.03 without these two rules).
 REPLY_WEIGHT = 0.85
+# A query that names a time ("What did Caroline do in May 2023?", "last week") asks
+# about then: memories observed in that span count double (LoCoMo fraction-recall@10
+# +0.003, its temporal questions +0.009; x1.5 and x3: +0.002; BEAM's questions name none).
+TIME_WEIGHT = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class Rerank:
-    """How much confidence, source, recency and use may move a fused score."""
+    """How much confidence, source, recency, use and a named time may move a fused score."""
 
     half_life_days: float = 30.0
     confidence_floor: float = 0.7  # a memory of confidence 0 keeps 70% of its score
     recency_weight: float = 0.1  # a brand-new memory gains up to 10%
     access_weight: float = 0.05  # per natural-log unit of access count
+    time_weight: float = TIME_WEIGHT  # for being from the span of time a query names
     source_weights: Mapping[Source, float] = field(default_factory=lambda: SOURCE_WEIGHTS)
 
 
@@ -107,15 +114,21 @@ def fuse_minmax(
     return fused
 
 
-def boosts(memory: Memory, *, now: datetime, rerank: Rerank) -> dict[str, float]:
-    """Multiplicative factors for confidence, source, recency and use."""
+def boosts(
+    memory: Memory, *, now: datetime, rerank: Rerank, period: Period | None = None
+) -> dict[str, float]:
+    """Multiplicative factors for confidence, source, recency, use and, given a
+    ``period`` the query names, time."""
     age_days = max(0.0, (now - memory.observed_at).total_seconds() / 86_400)
-    return {
+    factors = {
         "confidence": rerank.confidence_floor + (1 - rerank.confidence_floor) * memory.confidence,
         "source": rerank.source_weights.get(memory.provenance.source, 1.0),
         "recency": 1 + rerank.recency_weight * 0.5 ** (age_days / rerank.half_life_days),
         "frequency": 1 + rerank.access_weight * math.log1p(memory.access_count),
     }
+    if period is not None:
+        factors["time"] = rerank.time_weight if memory.observed_at in period else 1.0
+    return factors
 
 
 def fuse_channels(
@@ -162,6 +175,7 @@ def score(
     owner_weights: Mapping[str, float],
     now: datetime,
     rerank: Rerank,
+    period: Period | None = None,
 ) -> list[RecallResult]:
     """Rerank fused scores and explain them; best first (ties broken by id)."""
     results = []
@@ -169,7 +183,7 @@ def score(
         memory = memories.get(mid)
         if memory is None:
             continue
-        factors = boosts(memory, now=now, rerank=rerank)
+        factors = boosts(memory, now=now, rerank=rerank, period=period)
         owner_weight = owner_weights.get(memory.owner, 1.0)
         final = base * owner_weight * math.prod(factors.values())
         explanation = Explanation(

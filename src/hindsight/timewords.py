@@ -1,22 +1,41 @@
-"""The dates a text refers to relative to when it was said, as words a search can match.
+"""Time in words: the dates a text points to, and the span of time a query asks about.
 
 People say "yesterday" and "last Friday"; later questions name the day ("What did Sam
 do on December 4, 2023?"). The keyword index holds, beside a memory's own date, the
 dates its text points to, resolved against when it was said: "I went there yesterday",
 said on 5 December 2023, is also indexed under "4 December 2023".
+
+A query that names a time ("in May 2023", "last week", "three days ago") asks for what
+happened then: :func:`asked_period` turns it into a :class:`Period`, resolved against
+the time of the query, which recall uses to favour memories from that span.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Final, Literal
 
 Precision = Literal["day", "month", "year"]
 
-__all__ = ["date_words", "referred_dates"]
+__all__ = ["Period", "asked_period", "date_words", "referred_dates"]
 
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS: Final = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
 _COUNTS: Final = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _REFERENCE: Final = re.compile(
     r"\b(?:(?P<day_before>the day before yesterday)|(?P<yesterday>yesterday|last night)"
@@ -74,3 +93,133 @@ def _resolve(match: re.Match[str], said: datetime) -> tuple[datetime, Precision]
         first = said.replace(day=1)
         return first - timedelta(days=1), "month"
     return said.replace(year=said.year - 1, month=1, day=1), "year"
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A span of time a query names: ``[start, end)``, or a month of any year.
+
+    "in May" without a year means a May of any year (the user knows which; recency
+    still favours the latest), so ``month`` is set and ``start``/``end`` are not.
+    """
+
+    start: datetime | None = None
+    end: datetime | None = None
+    month: int | None = None
+
+    def __contains__(self, when: object) -> bool:
+        if not isinstance(when, datetime):
+            return False
+        if self.month is not None:
+            return when.month == self.month
+        return self.start is not None and self.end is not None and self.start <= when < self.end
+
+
+_MONTH_NAMES: Final = "|".join([*_MONTHS, *(m[:3] for m in _MONTHS)])
+
+
+def _named_month(group: str) -> str:
+    return rf"(?P<{group}>{_MONTH_NAMES})\.?"
+
+
+_ASKED: Final = re.compile(
+    rf"\b(?:(?P<mday>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_named_month('m1')},? (?P<myear>\d{{4}})"
+    rf"|{_named_month('m2')} (?P<dday>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<dyear>\d{{4}})"
+    rf"|{_named_month('m3')},?(?: of)? (?P<year>\d{{4}})"
+    rf"|in (?:early |late |mid-?)?{_named_month('m4')}(?:,?(?: of)? (?P<in_year>\d{{4}}))?"
+    r"|in (?P<only_year>(?:19|20)\d{2})"
+    r"|(?P<day_before>the day before yesterday)|(?P<yesterday>yesterday|last night)"
+    r"|(?P<today>today|tonight|this morning|this afternoon|this evening)"
+    rf"|(?:last|on) (?P<weekday>{'|'.join(_WEEKDAYS)}|weekend)"
+    r"|(?P<count>\d{1,2}|a|one|two|three|four|five|six) (?P<unit>day|week|month|year)s? ago"
+    r"|(?:in )?the (?:last|past) (?P<span>\d{1,2}|two|three|four|five|six) (?P<span_unit>day|week)s"
+    r"|(?P<which>last|this|past) (?P<period>week|month|year))\b",
+    re.IGNORECASE,
+)
+
+
+def asked_period(query: str, now: datetime) -> Period | None:
+    """The first span of time ``query`` names, resolved against ``now``; None if it names none.
+
+    Dates ("8 May 2023", "May 8, 2023"), months ("May 2023", "in May"), years ("in
+    2022"), and times relative to ``now``: "yesterday", "today", "last Friday", "three
+    days ago", "two weeks ago", "the past 10 days", "last week" (the calendar week
+    before this one), "this month", "last year". Days are UTC days.
+    """
+    matches = list(_ASKED.finditer(query))
+    # A date named outright wins over a relative one: "last week, as mentioned on
+    # November 6, 2023" and "the last week of August 2023" ask about 2023, not this week.
+    absolute = [m for m in matches if m["m1"] or m["m2"] or m["m3"] or m["m4"] or m["only_year"]]
+    if not matches:
+        return None
+    match = (absolute or matches)[0]
+    now = now.astimezone(UTC)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    tomorrow = today + timedelta(days=1)
+    if month := match["m1"] or match["m2"] or match["m3"] or match["m4"]:
+        number = _month_number(month)
+        if day := match["mday"] or match["dday"]:
+            try:
+                start = datetime(
+                    int(match["myear"] or match["dyear"]), number, int(day), tzinfo=UTC
+                )
+            except ValueError:  # "31 February 2023": no such day, so no period
+                return None
+            return Period(start, start + timedelta(days=1))
+        if named_year := match["year"] or match["in_year"]:
+            return _month(int(named_year), number)
+        return Period(month=number)
+    if match["only_year"]:
+        return _year(int(match["only_year"]))
+    if match["day_before"] or match["yesterday"] or match["today"] or match["weekday"]:
+        day = _resolve(match, today)[0] if not match["today"] else today
+        weekend = (match["weekday"] or "").lower() == "weekend"
+        return Period(day, day + timedelta(days=2 if weekend else 1))
+    if count := match["count"] or match["span"]:
+        n = int(count) if count.isdigit() else _COUNTS[count.lower()]
+        unit = (match["unit"] or match["span_unit"]).lower()
+        if match["span"]:
+            return Period(today - timedelta(days=n if unit == "day" else 7 * n), tomorrow)
+        if unit == "day":
+            day = today - timedelta(days=n)
+            return Period(day, day + timedelta(days=1))
+        if unit == "week":
+            week = _week_start(today) - timedelta(weeks=n)
+            return Period(week, week + timedelta(weeks=1))
+        if unit == "month":
+            months = today.year * 12 + today.month - 1 - n
+            return _month(months // 12, months % 12 + 1)
+        return _year(today.year - n)
+    which, period = match["which"].lower(), match["period"].lower()
+    back = 1 if which == "last" else 0
+    if period == "week":
+        if which == "past":
+            return Period(today - timedelta(weeks=1), tomorrow)
+        week = _week_start(today) - timedelta(weeks=back)
+        return Period(week, week + timedelta(weeks=1))
+    if period == "month":
+        if which == "past":
+            return Period(today - timedelta(days=30), tomorrow)
+        months = today.year * 12 + today.month - 1 - back
+        return _month(months // 12, months % 12 + 1)
+    if which == "past":
+        return Period(today - timedelta(days=365), tomorrow)
+    return _year(today.year - back)
+
+
+def _month_number(name: str) -> int:
+    return [m[:3] for m in _MONTHS].index(name[:3].lower()) + 1
+
+
+def _month(year: int, month: int) -> Period:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return Period(start, end)
+
+
+def _year(year: int) -> Period:
+    return Period(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
+
+
+def _week_start(day: datetime) -> datetime:
+    return day - timedelta(days=day.weekday())
