@@ -47,6 +47,8 @@ def test_bench_scale_reports_every_figure(tmp_path: Path) -> None:
         "keyword_p50_ms",
         "dense_p50_ms",
         "embed_query_p50_ms",
+        "first_recall_ms",
+        "first_recall_rebuild_ms",
         "peak_rss_mb",
     ):
         assert figures[key] > 0, key

@@ -1,4 +1,5 @@
-"""The in-memory BM25 keyword index: scores, analysis, per-owner statistics, catching up."""
+"""The in-memory BM25 keyword index: scores, analysis, per-owner statistics, catching up,
+and saving big owners' indexes so that the next process loads them instead of rebuilding."""
 
 from __future__ import annotations
 
@@ -6,13 +7,27 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
 from hindsight.store import Filter
-from hindsight.store.keyword import _ANALYZER, K1, B, KeywordIndex, TextChange, query_terms
+from hindsight.store import keyword as keyword_module
+from hindsight.store.keyword import (
+    _ANALYZER,
+    K1,
+    B,
+    KeywordIndex,
+    TextChange,
+    _compact,
+    _expand,
+    _remove,
+    _search,
+    query_terms,
+)
 
 
 class ListSource:
@@ -170,3 +185,148 @@ def test_pruned_logs_stay_bounded_and_a_reader_left_behind_rebuilds(
         assert len(hits) == 10 and set(hits) <= set(ids)
         top = reader.recall("user:p", "parcel 7 arrived at depot 7", k=3)
         assert ids[7] in [r.memory.id for r in top]
+
+
+# -- saved indexes ------------------------------------------------------------------------
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    docs=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join),
+            st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    data=st.data(),
+)
+def test_a_saved_index_scores_as_a_rebuild_of_its_live_documents(
+    docs: list[tuple[str, str]], data: st.DataObject
+) -> None:
+    index = KeywordIndex(ListSource(docs))
+    postings = index._ready("o", index._entry("o"))
+    gone = data.draw(st.sets(st.integers(1, len(docs))))
+    for key in gone:
+        _remove(postings, key)
+    restored = _expand(_compact(postings))
+    live = ListSource([])
+    live.rows = [row for row in ListSource(docs).rows if row[0] not in gone]
+    fresh = KeywordIndex(live)
+    rebuilt = fresh._ready("o", fresh._entry("o"))
+    for terms in (["alpha"], ["beta", "zeta"], ["kappa", "iota", "gamma", "delta"]):
+        got, want = _search(restored, terms, 100), _search(rebuilt, terms, 100)
+        assert [key for key, _ in got] == [key for key, _ in want]
+        assert np.allclose([v for _, v in got], [v for _, v in want])
+
+
+FACTS = [
+    "the spare key is under the blue flowerpot",
+    "my sister lives in Zanzibar",
+    "the boiler was serviced in March",
+    "the wifi password is on the fridge",
+    "the car needs new tyres before winter",
+    "the dentist appointment is on Friday",
+]
+
+
+@pytest.fixture
+def small_saves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Save owners of 5 documents or more (the default threshold is thousands)."""
+    monkeypatch.setattr(keyword_module, "SAVE_MIN_DOCS", 5)
+
+
+def saved_file(settings: Settings) -> Path:
+    files = list(settings.index_dir.glob("*.keywords.npz"))
+    assert len(files) == 1
+    return files[0]
+
+
+def no_rebuild(engine: Hindsight) -> None:
+    def refuse(owner: str) -> object:
+        raise AssertionError("the index was rebuilt from the store, not loaded")
+
+    engine.store.keyword_snapshot = refuse  # type: ignore[method-assign]
+
+
+def searches(engine: Hindsight) -> dict[str, list[tuple[str, float]]]:
+    flt = Filter(owners=["user:s"])
+    return {q: engine.store.keyword_search(flt, q, 10) for q in ("key flowerpot", "sister", "car")}
+
+
+@pytest.mark.usefixtures("small_saves")
+def test_a_saved_index_is_loaded_and_caught_up_not_rebuilt(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    with Hindsight(settings, embedder=embedder) as first:
+        ids = [first.retain("user:s", fact, kind="fact").created[0] for fact in FACTS]
+        before = searches(first)  # builds the index, and saves it: 6 documents
+        assert saved_file(settings).exists()
+    with Hindsight(settings, embedder=embedder) as second:
+        no_rebuild(second)
+        assert searches(second) == before
+        # written after the save: the loaded index catches up from the log
+        later = second.retain("user:s", "the car keys hang by the door", kind="fact")
+        second.update(ids[0], content="the spare key is with the neighbour")
+        assert keyword(second, "user:s", "flowerpot") == []
+        assert keyword(second, "user:s", "neighbour") == [ids[0]]
+        assert later.created[0] in keyword(second, "user:s", "car keys")
+    with Hindsight(settings, embedder=embedder) as third:  # saved again on close
+        no_rebuild(third)
+        assert keyword(third, "user:s", "neighbour") == [ids[0]]
+
+
+@pytest.mark.usefixtures("small_saves")
+def test_forgetting_removes_the_saved_words(settings: Settings, embedder: Embeddings) -> None:
+    with Hindsight(settings, embedder=embedder) as engine:
+        ids = [engine.retain("user:s", fact, kind="fact").created[0] for fact in FACTS]
+        assert keyword(engine, "user:s", "zanzibar") == [ids[1]]
+        engine.forget(ids[1])
+        assert not list(settings.index_dir.glob("*.keywords.npz"))  # gone with the memory
+    # written again on close, from what is left
+    with np.load(saved_file(settings)) as saved:
+        terms = saved["terms"].tobytes().decode().split("\n")
+        assert "zanzibar" not in terms and "flowerpot" in terms
+        assert len(saved["keys"]) == 5
+    with Hindsight(settings, embedder=embedder) as engine:
+        no_rebuild(engine)
+        assert keyword(engine, "user:s", "zanzibar") == []
+        for mid in ids[:1] + ids[2:]:
+            engine.forget(mid)
+    # an owner with nothing left has no index files at all
+    assert not list(settings.index_dir.glob("*.keywords.npz"))
+
+
+@pytest.mark.usefixtures("small_saves")
+@pytest.mark.parametrize("damage", ["torn", "garbage", "other owner", "other analysis"])
+def test_a_file_that_does_not_fit_is_ignored_and_rebuilt(
+    settings: Settings, embedder: Embeddings, damage: str
+) -> None:
+    with Hindsight(settings, embedder=embedder) as engine:
+        for fact in FACTS:
+            engine.retain("user:s", fact, kind="fact")
+        before = searches(engine)
+    path = saved_file(settings)
+    if damage == "torn":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"PK\x03\x04" + bytes(range(256)) * 40)
+    elif damage == "other owner":  # another owner's file in this owner's place
+        with Hindsight(settings, embedder=embedder) as engine:
+            for fact in FACTS[:5]:
+                engine.retain("user:t", fact, kind="fact")
+            keyword(engine, "user:t", "car")
+        files = list(settings.index_dir.glob("*.keywords.npz"))
+        other = next(f for f in files if f != path)
+        other.replace(path)
+    changed = {"context_weight": 0.25} if damage == "other analysis" else {}
+    reopened = settings.model_copy(update=changed)
+    with Hindsight(reopened, embedder=embedder) as engine:
+        found = searches(engine)
+        if not changed:
+            assert found == before
+        assert found["sister"] and found["key flowerpot"]
+    with np.load(path) as saved:  # and rewritten whole
+        assert len(saved["keys"]) == 6

@@ -14,18 +14,37 @@ weights did before this index replaced it. Words are lower-cased, stripped of
 diacritics and stemmed (Snowball English). A removed or changed document stays in
 the postings, masked, until the owner's index is rebuilt (when a quarter of it is
 dead); until then it still counts in document frequencies, as in Lucene.
+
+Building an owner's index means analysing every text it has (100,000 memories: ~3 s),
+so an owner of at least ``SAVE_MIN_DOCS`` documents is saved to ``directory`` when it
+is built and when the index is flushed or closed, and the next process loads it and
+replays only the log since. A file, ``<name>.keywords.npz`` (``<name>`` as in
+``vectors.py``), holds the live documents only (nothing forgotten is written), the
+log position it reflects, and a signature of the analysis (tokenizer, irregular forms,
+stemmer version, context weight): a file of another analysis, of another owner, torn
+(zip checksums) or ahead of the log is ignored and the index rebuilt from the store.
+Files are written to a temporary name and moved in place.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import itertools
+import json
 import math
+import os
 import re
+import secrets
 import threading
 import unicodedata
+import zipfile
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
 from typing import Final, Protocol
 
 import numpy as np
@@ -38,6 +57,8 @@ TextChange = tuple[int, int, str | None, str | None]
 
 K1: Final = 1.2
 B: Final = 0.75
+FORMAT_VERSION: Final = 1
+SAVE_MIN_DOCS: Final = 2_000  # smaller owners build in under ~50 ms: no file
 MAX_QUERY_TERMS: Final = 32
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
 # Words too common to help a keyword search; a query drops them unless it has nothing else.
@@ -171,14 +192,31 @@ class _Owner:
     lock: threading.Lock = field(default_factory=threading.Lock)
     postings: _Postings | None = None
     applied_seq: int = 0
+    looked_on_disk: bool = False  # a saved index is only worth loading once
+    dirty: bool = False  # changed since it was built, loaded or saved
 
 
 class KeywordIndex:
-    """BM25 search per owner over the texts of a `KeywordSource`. Thread-safe."""
+    """BM25 search per owner over the texts of a `KeywordSource`. Thread-safe.
 
-    def __init__(self, source: KeywordSource, *, context_weight: float = 0.5) -> None:
+    With a ``directory``, owners of ``save_min_docs`` (default :data:`SAVE_MIN_DOCS`)
+    documents or more are saved there (see the module's docstring) and loaded instead of
+    rebuilt.
+    """
+
+    def __init__(
+        self,
+        source: KeywordSource,
+        *,
+        context_weight: float = 0.5,
+        directory: Path | None = None,
+        save_min_docs: int | None = None,
+    ) -> None:
         self._source = source
         self._context_weight = context_weight
+        self._directory = directory
+        self._save_min_docs = SAVE_MIN_DOCS if save_min_docs is None else save_min_docs
+        self._signature = _signature(context_weight)
         self._owners: dict[str, _Owner] = {}
         self._owners_lock = threading.Lock()
 
@@ -195,8 +233,40 @@ class KeywordIndex:
             return len(self._ready(owner, entry).number)
 
     def drop(self, owner: str) -> None:
+        """Forget ``owner``: in memory and on disk. The store's rows are not touched."""
         with self._owners_lock:
-            self._owners.pop(owner, None)
+            entry = self._owners.pop(owner, None)
+        if entry is not None:
+            with entry.lock:
+                entry.postings = None
+        self._unlink(owner)
+
+    def drop_saved(self, owner: str) -> None:
+        """Remove ``owner``'s saved index (it holds forgotten words); the next flush
+        writes it again from what is left."""
+        with self._owners_lock:
+            entry = self._owners.get(owner)
+        if entry is not None:
+            with entry.lock:
+                entry.dirty = entry.postings is not None
+        self._unlink(owner)
+
+    def flush(self) -> None:
+        """Save every owner whose index changed since it was built, loaded or saved."""
+        with self._owners_lock:
+            entries = list(self._owners.items())
+        for owner, entry in entries:
+            with entry.lock:
+                if entry.dirty and entry.postings is not None:
+                    postings = self._ready(owner, entry)  # caught up: a rebuild saves itself
+                    if entry.dirty:
+                        self._save(owner, entry, postings)
+
+    def close(self) -> None:
+        """Flush and release all owners."""
+        self.flush()
+        with self._owners_lock:
+            self._owners.clear()
 
     def _entry(self, owner: str) -> _Owner:
         with self._owners_lock:
@@ -206,7 +276,10 @@ class KeywordIndex:
             return entry
 
     def _ready(self, owner: str, entry: _Owner) -> _Postings:
-        """The owner's postings, built or caught up with the log. Call under its lock."""
+        """The owner's postings, loaded, built or caught up with the log. Call under its lock."""
+        if entry.postings is None and not entry.looked_on_disk:
+            entry.looked_on_disk = True
+            self._load(owner, entry)
         head = self._source.keyword_log_head()
         postings = entry.postings
         if postings is not None and head < entry.applied_seq:
@@ -222,14 +295,81 @@ class KeywordIndex:
                     _remove(postings, key)
                     if now_text is not None:
                         self._add(postings, key, now_text, now_context or "")
+                entry.dirty = entry.dirty or bool(final)
         if postings is None or postings.dead > len(postings.number) // 3 + 64:
             entry.postings = None  # free the old one first
             rows, entry.applied_seq = self._source.keyword_snapshot(owner)
             postings = _Postings()
             for key, text, context in rows:
                 self._add(postings, key, text, context)
+            del rows  # the texts: before saving needs memory of its own
             entry.postings = postings
+            entry.dirty = True
+            self._save(owner, entry, postings)
         return postings
+
+    # -- on disk ---------------------------------------------------------------------------
+
+    def _path(self, owner: str) -> Path:
+        assert self._directory is not None
+        name = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:32]
+        return self._directory / f"{name}.keywords.npz"
+
+    def _unlink(self, owner: str) -> None:
+        if self._directory is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self._path(owner).unlink()
+
+    def _save(self, owner: str, entry: _Owner, postings: _Postings) -> None:
+        """Write the owner's live documents, if it is big enough. Call under its lock."""
+        if self._directory is None or len(postings.number) < self._save_min_docs:
+            return
+        arrays = _compact(postings)
+        meta = {
+            "format": FORMAT_VERSION,
+            "owner": owner,
+            "signature": self._signature,
+            "seq": entry.applied_seq,
+        }
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+        path = self._path(owner)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            self._directory.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as file:
+                np.savez(file, **arrays)  # type: ignore[arg-type]  # numpy's stub
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            return  # a cache: the next process rebuilds
+        entry.dirty = False
+
+    def _load(self, owner: str, entry: _Owner) -> None:
+        """Take the owner's saved index if it is one of this analysis; else leave it None."""
+        if self._directory is None:
+            return
+        try:
+            with (
+                open(self._path(owner), "rb") as file,  # closed even when np.load fails
+                np.load(file, allow_pickle=False) as saved,
+            ):
+                meta = json.loads(saved["meta"].tobytes())
+                if not (
+                    isinstance(meta, dict)
+                    and meta.get("format") == FORMAT_VERSION
+                    and meta.get("owner") == owner
+                    and meta.get("signature") == self._signature
+                    and type(meta.get("seq")) is int
+                ):
+                    return
+                postings = _expand({name: saved[name] for name in _ARRAYS})
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+            return  # missing, torn or of another version: rebuilt from the store
+        entry.postings = postings
+        entry.applied_seq = meta["seq"]
 
     def _add(self, entry: _Postings, key: int, text: str, context: str) -> None:
         own, own_length = _ANALYZER.counts(text)
@@ -252,6 +392,75 @@ class KeywordIndex:
         entry.alive.append(1)
         entry.number[key] = number
         entry.total_length += length
+
+
+_ARRAYS: Final = ("keys", "lengths", "terms", "offsets", "docs", "freqs")
+
+
+def _signature(context_weight: float) -> str:
+    """What decides an index's contents besides the texts: a saved one must match it."""
+    analysis = [_WORD.pattern, _IRREGULAR_FORMS, "english", version("pystemmer"), context_weight]
+    return hashlib.sha256(json.dumps(analysis).encode("utf-8")).hexdigest()
+
+
+def _compact(entry: _Postings) -> dict[str, np.ndarray]:
+    """The live documents as flat arrays, renumbered; terms left without any are dropped.
+
+    Done on whole arrays: one numpy object per term would cost ~50 MB at 100,000 terms.
+    """
+    alive = np.frombuffer(bytes(entry.alive), dtype=np.uint8).astype(bool)
+    renumber = np.cumsum(alive, dtype=np.int32) - 1
+    sizes = np.fromiter(map(len, entry.docs), dtype=np.int64, count=len(entry.docs))
+    numbers = np.frombuffer(b"".join(map(bytes, entry.docs)), dtype=np.int32)
+    weights = np.frombuffer(b"".join(map(bytes, entry.freqs)), dtype=np.float32)
+    live = alive[numbers]
+    term_of = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+    counts = np.bincount(term_of[live], minlength=len(sizes))
+    kept = counts > 0
+    terms = [term for term, keep in zip(entry.terms, kept.tolist(), strict=True) if keep]
+    return {
+        "keys": np.frombuffer(entry.keys, dtype=np.int64)[alive],
+        "lengths": np.frombuffer(entry.lengths, dtype=np.float32)[alive],
+        "terms": np.frombuffer("\n".join(terms).encode("utf-8"), dtype=np.uint8),
+        "offsets": np.concatenate(([0], np.cumsum(counts[kept]))).astype(np.int64),
+        "docs": renumber[numbers[live]],
+        "freqs": weights[live],
+    }
+
+
+def _expand(saved: dict[str, np.ndarray]) -> _Postings:
+    """The inverse of :func:`_compact`; raises ValueError if the arrays do not fit together."""
+    keys, lengths, offsets = saved["keys"], saved["lengths"], saved["offsets"]
+    docs, freqs = saved["docs"], saved["freqs"]
+    text = saved["terms"].tobytes().decode("utf-8")
+    terms = text.split("\n") if text else []
+    if (
+        keys.dtype != np.int64
+        or lengths.dtype != np.float32
+        or docs.dtype != np.int32
+        or freqs.dtype != np.float32
+        or len(keys) != len(lengths)
+        or len(offsets) != len(terms) + 1
+        or len(docs) != len(freqs)
+        or (len(offsets) and (offsets[0] != 0 or offsets[-1] != len(docs)))
+        or np.any(np.diff(offsets) < 0)
+        or (len(docs) and (docs.min() < 0 or docs.max() >= len(keys)))
+    ):
+        raise ValueError("inconsistent keyword index file")
+    postings = _Postings(terms={term: tid for tid, term in enumerate(terms)})
+    doc_bytes, freq_bytes = memoryview(docs.tobytes()), memoryview(freqs.tobytes())
+    for start, end in itertools.pairwise((4 * offsets).tolist()):  # 4 bytes an item
+        numbers, weights = array("i"), array("f")
+        numbers.frombytes(doc_bytes[start:end])
+        weights.frombytes(freq_bytes[start:end])
+        postings.docs.append(numbers)
+        postings.freqs.append(weights)
+    postings.keys.frombytes(keys.tobytes())
+    postings.lengths.frombytes(lengths.tobytes())
+    postings.alive = bytearray(b"\x01" * len(keys))
+    postings.number = dict(zip(keys.tolist(), range(len(keys)), strict=True))
+    postings.total_length = float(lengths.sum(dtype=np.float64))
+    return postings
 
 
 def _remove(entry: _Postings, key: int) -> None:

@@ -80,7 +80,9 @@ class SQLiteStore(Store):
         self._hnsw_threshold = hnsw_threshold
         self._text = text or TextIndexing()
         self._index: VectorIndex | None = None
-        self._keywords = KeywordIndex(self, context_weight=self._text.context_weight)
+        self._keywords = KeywordIndex(
+            self, context_weight=self._text.context_weight, directory=index_dir
+        )
         self._log_keep = log_keep
         self._writes = 0
         self._dimension: int | None = None
@@ -142,6 +144,9 @@ class SQLiteStore(Store):
             conn.execute("DELETE FROM meta WHERE key = 'rebinding'")
 
     def close(self) -> None:
+        # Saving keyword indexes catches them up from the store first: not under the
+        # store's lock, which a search holding an index's lock may be waiting for.
+        self._keywords.close()
         with self._lock:
             if self._index is not None:
                 self._index.close()
@@ -675,13 +680,16 @@ class SQLiteStore(Store):
             )
         self._wrote()
         # An owner with nothing left loses its index files too: no vectors of
-        # forgotten memories stay on disk.
+        # forgotten memories stay on disk. A saved keyword index holds words of what was
+        # forgotten: it goes (rewritten without them when this process flushes).
         for owner in owners:
             if self._index is not None and not self._read(
                 "SELECT 1 FROM vectors WHERE owner = ? LIMIT 1", (owner,)
             ):
                 self._index.drop(owner)
                 self._keywords.drop(owner)
+            else:
+                self._keywords.drop_saved(owner)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"
