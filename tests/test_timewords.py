@@ -58,6 +58,7 @@ def test_a_question_naming_the_day_finds_the_turn_that_said_yesterday(hs: Hindsi
 
 WORDS = "last this week weekend month year yesterday night the day before ago days weeks"
 WORDS += " a two 3 99 friday sunday , . in on of may feb. 31 2023 1999 0 past months years today"
+WORDS += " 0000 9999 december 1st"
 
 
 def _span(period: Period | None) -> tuple[str, str] | int | None:
@@ -96,6 +97,7 @@ def _span(period: Period | None) -> tuple[str, str] | int | None:
         ("last week, as mentioned on November 6, 2023", ("2023-11-06", "2023-11-07")),
         ("in the last week of August 2023", ("2023-08-01", "2023-09-01")),
         ("31 February 2023", None),  # no such day
+        ("in May 0000, or 31 December 9999", None),  # no such year, or its end
         ("may I ask what you recommend?", None),
         ("What is my favourite colour?", None),
     ],

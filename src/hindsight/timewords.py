@@ -22,20 +22,10 @@ Precision = Literal["day", "month", "year"]
 __all__ = ["Period", "asked_period", "date_words", "referred_dates"]
 
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS: Final = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
+_MONTHS: Final = (
+    *("january", "february", "march", "april", "may", "june", "july", "august"),
+    *("september", "october", "november", "december"),
+)
 _COUNTS: Final = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _REFERENCE: Final = re.compile(
     r"\b(?:(?P<day_before>the day before yesterday)|(?P<yesterday>yesterday|last night)"
@@ -147,32 +137,36 @@ def asked_period(query: str, now: datetime) -> Period | None:
     before this one), "this month", "last year". Days are UTC days.
     """
     matches = list(_ASKED.finditer(query))
+    if not matches:
+        return None
     # A date named outright wins over a relative one: "last week, as mentioned on
     # November 6, 2023" and "the last week of August 2023" ask about 2023, not this week.
     absolute = [m for m in matches if m["m1"] or m["m2"] or m["m3"] or m["m4"] or m["only_year"]]
-    if not matches:
+    try:
+        if absolute:
+            return _named(absolute[0])
+        return _relative(matches[0], now.astimezone(UTC))
+    except (ValueError, OverflowError):  # no such date: "31 February 2023", "May 0000"
         return None
-    match = (absolute or matches)[0]
-    now = now.astimezone(UTC)
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    tomorrow = today + timedelta(days=1)
-    if month := match["m1"] or match["m2"] or match["m3"] or match["m4"]:
-        number = _month_number(month)
-        if day := match["mday"] or match["dday"]:
-            try:
-                start = datetime(
-                    int(match["myear"] or match["dyear"]), number, int(day), tzinfo=UTC
-                )
-            except ValueError:  # "31 February 2023": no such day, so no period
-                return None
-            return Period(start, start + timedelta(days=1))
-        if named_year := match["year"] or match["in_year"]:
-            return _month(int(named_year), number)
-        return Period(month=number)
+
+
+def _named(match: re.Match[str]) -> Period:
     if match["only_year"]:
         return _year(int(match["only_year"]))
+    number = _month_number(match["m1"] or match["m2"] or match["m3"] or match["m4"])
+    if day := match["mday"] or match["dday"]:
+        start = datetime(int(match["myear"] or match["dyear"]), number, int(day), tzinfo=UTC)
+        return Period(start, start + timedelta(days=1))
+    if year := match["year"] or match["in_year"]:
+        return _month(int(year), number)
+    return Period(month=number)
+
+
+def _relative(match: re.Match[str], now: datetime) -> Period:
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    tomorrow = today + timedelta(days=1)
     if match["day_before"] or match["yesterday"] or match["today"] or match["weekday"]:
-        day = _resolve(match, today)[0] if not match["today"] else today
+        day = today if match["today"] else _resolve(match, today)[0]
         weekend = (match["weekday"] or "").lower() == "weekend"
         return Period(day, day + timedelta(days=2 if weekend else 1))
     if count := match["count"] or match["span"]:
@@ -192,18 +186,15 @@ def asked_period(query: str, now: datetime) -> Period | None:
         return _year(today.year - n)
     which, period = match["which"].lower(), match["period"].lower()
     back = 1 if which == "last" else 0
+    if which == "past":  # a span ending today
+        days = {"week": 7, "month": 30, "year": 365}[period]
+        return Period(today - timedelta(days=days), tomorrow)
     if period == "week":
-        if which == "past":
-            return Period(today - timedelta(weeks=1), tomorrow)
         week = _week_start(today) - timedelta(weeks=back)
         return Period(week, week + timedelta(weeks=1))
     if period == "month":
-        if which == "past":
-            return Period(today - timedelta(days=30), tomorrow)
         months = today.year * 12 + today.month - 1 - back
         return _month(months // 12, months % 12 + 1)
-    if which == "past":
-        return Period(today - timedelta(days=365), tomorrow)
     return _year(today.year - back)
 
 
