@@ -23,7 +23,7 @@ replays only the log since. A file, ``<name>.keywords.npz`` (``<name>`` as in
 log position it reflects, and a signature of the analysis (tokenizer, irregular forms,
 stemmer version, context weight): a file of another analysis, of another owner, torn
 (zip checksums) or ahead of the log is ignored and the index rebuilt from the store.
-Files are written to a temporary name and moved in place.
+Files are written whole or not at all (``files.write_atomically``).
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ import hashlib
 import itertools
 import json
 import math
-import os
 import re
-import secrets
 import threading
 import unicodedata
 import zipfile
@@ -49,6 +47,8 @@ from typing import Final, Protocol
 
 import numpy as np
 import Stemmer
+
+from hindsight.store import files
 
 __all__ = ["KeywordIndex", "KeywordSource", "TextChange", "query_terms"]
 
@@ -302,7 +302,7 @@ class KeywordIndex:
             postings = _Postings()
             for key, text, context in rows:
                 self._add(postings, key, text, context)
-            del rows  # the texts: before saving needs memory of its own
+            del rows  # free the texts before saving, which needs memory of its own
             entry.postings = postings
             entry.dirty = True
             self._save(owner, entry, postings)
@@ -332,18 +332,15 @@ class KeywordIndex:
             "seq": entry.applied_seq,
         }
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        path = self._path(owner)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+        def write(path: Path) -> None:
+            with open(path, "wb") as file:
+                np.savez(file, **arrays)  # type: ignore[arg-type]  # numpy's stub
+
         try:
             self._directory.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as file:
-                np.savez(file, **arrays)  # type: ignore[arg-type]  # numpy's stub
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(tmp, path)
+            files.write_atomically(self._path(owner), write)
         except OSError:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
             return  # a cache: the next process rebuilds
         entry.dirty = False
 

@@ -28,19 +28,19 @@ import contextlib
 import hashlib
 import json
 import os
-import secrets
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, ValidationError
+from hindsight.store import files
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
 
 __all__ = ["Change", "VectorIndex", "VectorSource"]
 
@@ -442,8 +442,8 @@ class VectorIndex:
             # the inode hashed is the one loaded if the path still names it afterwards.
             with open(index_path, "rb") as file:
                 inode = os.fstat(file.fileno()).st_ino
-                size, digest = _digest(file)
-                if size != meta["size"] or digest != meta["sha256"]:
+                size, sha = files.digest(file)
+                if size != meta["size"] or sha != meta["sha256"]:
                     return False
                 hnsw = _HnswIndex.from_file(self._dimension, index_path)
                 if os.stat(index_path).st_ino != inode:
@@ -457,7 +457,7 @@ class VectorIndex:
         entry.dirty = False
         entry.saved_seq = meta["seq"]
         entry.saved_size = size
-        entry.saved_digest = digest
+        entry.saved_digest = sha
         return True
 
     def _sidecar_matches(self, meta: object, owner: str) -> bool:
@@ -482,7 +482,8 @@ class VectorIndex:
             return
         index_path, sidecar_path = self._paths(entry.name)
         if entry.dirty or entry.saved_seq is None:
-            entry.saved_size, entry.saved_digest = _write_atomically(index_path, backend.to_file)
+            written = files.write_atomically(index_path, backend.to_file)
+            entry.saved_size, entry.saved_digest = written
         # else: only other owners' changes moved the log; the graph on disk still holds.
         meta = {
             "format": FORMAT_VERSION,
@@ -496,7 +497,7 @@ class VectorIndex:
             "sha256": entry.saved_digest,
         }
         sidecar = json.dumps(meta, sort_keys=True).encode("utf-8")
-        _write_atomically(sidecar_path, lambda path: path.write_bytes(sidecar))
+        files.write_atomically(sidecar_path, lambda path: path.write_bytes(sidecar))
         entry.dirty = False
         entry.saved_seq = entry.applied_seq
 
@@ -507,30 +508,3 @@ class VectorIndex:
         for path in (sidecar_path, index_path):  # sidecar first: never one without its index
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-
-
-def _write_atomically(path: Path, write: Callable[[Path], object]) -> tuple[int, str]:
-    """Have `write` fill a temporary file, then move it to `path`: readers see the old or
-    the new bytes, never a mix. Returns the new file's size and sha256."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        write(tmp)
-        with open(tmp, "rb") as file:
-            size, digest = _digest(file)
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    return size, digest
-
-
-def _digest(file: BinaryIO) -> tuple[int, str]:
-    """Size and sha256 of a file, read in chunks."""
-    sha = hashlib.sha256()
-    size = 0
-    while chunk := file.read(1 << 20):
-        sha.update(chunk)
-        size += len(chunk)
-    return size, sha.hexdigest()
