@@ -211,7 +211,7 @@ def test_a_saved_index_scores_as_a_rebuild_of_its_live_documents(
     gone = data.draw(st.sets(st.integers(1, len(docs))))
     for key in gone:
         _remove(postings, key)
-    restored = _expand(_compact(postings))
+    restored = _expand(_compact(postings, chunk=data.draw(st.integers(1, 64))))
     live = ListSource([])
     live.rows = [row for row in ListSource(docs).rows if row[0] not in gone]
     fresh = KeywordIndex(live)

@@ -400,19 +400,38 @@ def _signature(context_weight: float) -> str:
     return hashlib.sha256(json.dumps(analysis).encode("utf-8")).hexdigest()
 
 
-def _compact(entry: _Postings) -> dict[str, np.ndarray]:
+def _compact(entry: _Postings, *, chunk: int = 1 << 18) -> dict[str, np.ndarray]:
     """The live documents as flat arrays, renumbered; terms left without any are dropped.
 
-    Done on whole arrays: one numpy object per term would cost ~50 MB at 100,000 terms.
+    Worked through whole arrays (one numpy object per term would cost ~50 MB at 100,000
+    terms), ``chunk`` postings at a time, so that what it needs beside the index in use
+    is its result and one chunk.
     """
     alive = np.frombuffer(bytes(entry.alive), dtype=np.uint8).astype(bool)
     renumber = np.cumsum(alive, dtype=np.int32) - 1
     sizes = np.fromiter(map(len, entry.docs), dtype=np.int64, count=len(entry.docs))
-    numbers = np.frombuffer(b"".join(map(bytes, entry.docs)), dtype=np.int32)
-    weights = np.frombuffer(b"".join(map(bytes, entry.freqs)), dtype=np.float32)
-    live = alive[numbers]
-    term_of = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
-    counts = np.bincount(term_of[live], minlength=len(sizes))
+    ends = np.cumsum(sizes)
+    cuts = [0, *np.searchsorted(ends, np.arange(chunk, ends[-1] if len(ends) else 0, chunk))]
+    spans = list(itertools.pairwise([*dict.fromkeys(cuts), len(sizes)]))
+
+    def live_postings(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        numbers = np.frombuffer(b"".join(map(bytes, entry.docs[lo:hi])), dtype=np.int32)
+        live = alive[numbers]
+        term_of = np.repeat(np.arange(hi - lo, dtype=np.int32), sizes[lo:hi])
+        return numbers[live], live, np.bincount(term_of[live], minlength=hi - lo)
+
+    counts = np.zeros(len(sizes), dtype=np.int64)
+    for lo, hi in spans:  # first count, so the result is allocated once
+        counts[lo:hi] = live_postings(lo, hi)[2]
+    docs = np.empty(int(counts.sum()), dtype=np.int32)
+    freqs = np.empty(len(docs), dtype=np.float32)
+    at = 0
+    for lo, hi in spans:
+        numbers, live, _ = live_postings(lo, hi)
+        weights = np.frombuffer(b"".join(map(bytes, entry.freqs[lo:hi])), dtype=np.float32)
+        docs[at : at + len(numbers)] = renumber[numbers]
+        freqs[at : at + len(numbers)] = weights[live]
+        at += len(numbers)
     kept = counts > 0
     terms = [term for term, keep in zip(entry.terms, kept.tolist(), strict=True) if keep]
     return {
@@ -420,8 +439,8 @@ def _compact(entry: _Postings) -> dict[str, np.ndarray]:
         "lengths": np.frombuffer(entry.lengths, dtype=np.float32)[alive],
         "terms": np.frombuffer("\n".join(terms).encode("utf-8"), dtype=np.uint8),
         "offsets": np.concatenate(([0], np.cumsum(counts[kept]))).astype(np.int64),
-        "docs": renumber[numbers[live]],
-        "freqs": weights[live],
+        "docs": docs,
+        "freqs": freqs,
     }
 
 
