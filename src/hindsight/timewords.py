@@ -177,22 +177,20 @@ def _relative(match: re.Match[str], now: datetime) -> Period:
         if unit == "day":
             day = today - timedelta(days=n)
             return Period(day, day + timedelta(days=1))
-        if unit == "week":
-            week = _week_start(today) - timedelta(weeks=n)
-            return Period(week, week + timedelta(weeks=1))
-        if unit == "month":
-            months = today.year * 12 + today.month - 1 - n
-            return _month(months // 12, months % 12 + 1)
-        return _year(today.year - n)
+        return _calendar(unit, today, back=n)
     which, period = match["which"].lower(), match["period"].lower()
-    back = 1 if which == "last" else 0
     if which == "past":  # a span ending today
         days = {"week": 7, "month": 30, "year": 365}[period]
         return Period(today - timedelta(days=days), tomorrow)
-    if period == "week":
-        week = _week_start(today) - timedelta(weeks=back)
+    return _calendar(period, today, back=1 if which == "last" else 0)
+
+
+def _calendar(unit: str, today: datetime, *, back: int) -> Period:
+    """The calendar week (from Monday), month or year ``back`` of them before today's."""
+    if unit == "week":
+        week = today - timedelta(days=today.weekday(), weeks=back)
         return Period(week, week + timedelta(weeks=1))
-    if period == "month":
+    if unit == "month":
         months = today.year * 12 + today.month - 1 - back
         return _month(months // 12, months % 12 + 1)
     return _year(today.year - back)
@@ -210,7 +208,3 @@ def _month(year: int, month: int) -> Period:
 
 def _year(year: int) -> Period:
     return Period(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
-
-
-def _week_start(day: datetime) -> datetime:
-    return day - timedelta(days=day.weekday())
