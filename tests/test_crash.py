@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
+from hindsight.store import files
 
 WRITER = textwrap.dedent(
     """
@@ -76,3 +77,30 @@ def test_killed_writer_leaves_a_consistent_store(tmp_path: Path, embedder: Embed
         survivors = hs.retain("user:crash", "note after the crash on knitting", kind="fact")
         (top, *_) = hs.recall("user:crash", "knitting", k=1)
         assert top.memory.id == survivors.created[0]
+
+
+def test_a_writer_killed_mid_file_leaves_nothing_behind(
+    tmp_path: Path, embedder: Embeddings
+) -> None:
+    settings = Settings(home=tmp_path, sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as engine:
+        engine.retain("user:files", "a first memory", kind="fact")
+    index_dir = settings.index_dir
+    index_dir.mkdir(parents=True, exist_ok=True)
+
+    def die_mid_write(path: Path) -> None:
+        path.write_bytes(b"half of an index")
+        os._exit(1)
+
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child dies inside
+        files.write_atomically(index_dir / "owner.keywords.npz", die_mid_write)
+    os.waitpid(child, 0)
+    (left,) = index_dir.glob(".*.tmp")
+    assert f".{child}." in left.name
+    ours = index_dir / f".other.npz.{os.getpid()}.00000000.tmp"  # a live writer's file
+    ours.write_bytes(b"being written")
+    with Hindsight(settings, embedder=embedder) as engine:
+        assert engine.recall("user:files", "first memory", k=1)
+    assert not left.exists()
+    assert ours.exists()

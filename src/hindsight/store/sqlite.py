@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.models import Kind, Memory, Provenance, Source, Status
+from hindsight.store import files
 from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
 from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.store.migrations import migrate
@@ -77,6 +78,8 @@ class SQLiteStore(Store):
         self.path = path
         self._lock = threading.RLock()
         self._index_dir = index_dir
+        if index_dir is not None and index_dir.is_dir():
+            files.remove_leftovers(index_dir)  # of writers that died mid-write
         self._hnsw_threshold = hnsw_threshold
         self._text = text or TextIndexing()
         self._index: VectorIndex | None = None
