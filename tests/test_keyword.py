@@ -151,6 +151,19 @@ def test_another_store_on_the_same_file_catches_up(tmp_path: Path, embedder: Emb
         assert keyword(reader, "user:c", "neighbour") == []
 
 
+def test_forgetting_most_documents_with_a_word_leaves_it_searchable(hs: Hindsight) -> None:
+    owner = "user:kw-few"
+    ids = [hs.retain(owner, f"the zanzibar trip {i}", kind="fact").created[0] for i in range(3)]
+    assert len(keyword(hs, owner, "zanzibar")) == 3
+    hs.forget(ids[0])
+    hs.forget(ids[1])  # two of three gone: the word's live count is 1, not 3
+    assert keyword(hs, owner, "zanzibar") == [ids[2]]
+    assert [r.memory.id for r in hs.recall(owner, "zanzibar", k=1)] == [ids[2]]
+    fresh = KeywordIndex(hs.store)  # and it scores as an index built afresh
+    terms = ["zanzibar"]
+    assert hs.store._keywords.search(owner, terms, 5) == fresh.search(owner, terms, 5)
+
+
 def test_many_deletions_rebuild_the_index_and_keep_it_right(hs: Hindsight) -> None:
     ids = [
         hs.retain("user:kw-del", f"parcel {i} arrived at depot {i}", kind="fact").created[0]

@@ -13,7 +13,9 @@ context word ``context_weight`` times, as SQLite FTS5's ``bm25()`` with column
 weights did before this index replaced it. Words are lower-cased, stripped of
 diacritics and stemmed (Snowball English). A removed or changed document stays in
 the postings, masked, until the owner's index is rebuilt (when a quarter of it is
-dead); until then it still counts in document frequencies, as in Lucene.
+dead); document frequencies count live documents only, so that scores are those of an
+index built afresh (counting the dead too, as Lucene does, gave a negative IDF's log,
+and a failed search, once more documents with a word had gone than were left).
 
 Building an owner's index means analysing every text it has (100,000 memories: ~3 s),
 so an owner of at least ``SAVE_MIN_DOCS`` documents is saved to ``directory`` when it
@@ -491,6 +493,7 @@ def _search(entry: _Postings, terms: Sequence[str], n: int) -> list[tuple[int, f
     if not live or n <= 0:
         return []
     lengths = np.frombuffer(entry.lengths, dtype=np.float32)
+    alive = np.frombuffer(bytes(entry.alive), dtype=np.uint8).astype(bool) if entry.dead else None
     average = max(entry.total_length / live, 1e-9)
     scores = np.zeros(len(entry.keys), dtype=np.float32)
     for term in terms:
@@ -499,13 +502,17 @@ def _search(entry: _Postings, terms: Sequence[str], n: int) -> list[tuple[int, f
             continue
         docs = np.frombuffer(entry.docs[tid], dtype=np.int32)
         freqs = np.frombuffer(entry.freqs[tid], dtype=np.float32)
+        if alive is not None:  # removed documents stay in the postings until a rebuild
+            keep = alive[docs]
+            docs, freqs = docs[keep], freqs[keep]
         df = len(docs)
+        if not df:
+            continue
         idf = max(math.log((live - df + 0.5) / (df + 0.5)), 1e-6)
         norm = K1 * (1.0 - B + B * lengths[docs] / average)
         scores[docs] += idf * freqs * (K1 + 1.0) / (freqs + norm)
         del docs, freqs  # release the buffers: the arrays may grow later
     del lengths
-    scores *= np.frombuffer(bytes(entry.alive), dtype=np.uint8)
     hit = np.flatnonzero(scores > 0)
     if len(hit) > n:
         hit = hit[np.argpartition(-scores[hit], n - 1)[:n]]
