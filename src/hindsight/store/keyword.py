@@ -173,20 +173,52 @@ class KeywordSource(Protocol):
 
 @dataclass(slots=True)
 class _Postings:
-    """One owner's inverted index; documents are numbered in the order they were added."""
+    """One owner's inverted index; documents are numbered in the order they were added.
+
+    A term's postings are two growable arrays, or, for a term loaded from a saved index
+    and not changed since, a slice of the loaded flat arrays (``loaded_*``): loading
+    then makes no object per term, and a term is copied out on its first new posting.
+    """
 
     terms: dict[str, int] = field(default_factory=dict)
-    docs: list[array[int]] = field(default_factory=list)  # per term: document numbers
-    freqs: list[array[float]] = field(default_factory=list)  # per term: weighted frequency
+    docs: list[array[int] | None] = field(default_factory=list)  # per term: document numbers
+    freqs: list[array[float] | None] = field(default_factory=list)  # per term: weighted freq.
     keys: array[int] = field(default_factory=lambda: array("q"))  # per document
     lengths: array[float] = field(default_factory=lambda: array("f"))  # per document
     alive: bytearray = field(default_factory=bytearray)  # per document: 1, or 0 once gone
     number: dict[int, int] = field(default_factory=dict)  # key -> live document number
     total_length: float = 0.0
+    loaded_offsets: list[int] = field(default_factory=lambda: [0])  # per loaded term, + end
+    loaded_docs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int32))
+    loaded_freqs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))
 
     @property
     def dead(self) -> int:
         return len(self.keys) - len(self.number)
+
+    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        """A term's document numbers and frequencies, as read-only views."""
+        numbers, weights = self.docs[tid], self.freqs[tid]
+        if numbers is None or weights is None:
+            start, end = self.loaded_offsets[tid], self.loaded_offsets[tid + 1]
+            return self.loaded_docs[start:end], self.loaded_freqs[start:end]
+        return np.frombuffer(numbers, dtype=np.int32), np.frombuffer(weights, dtype=np.float32)
+
+    def add(self, term: str, number: int, freq: float) -> None:
+        tid = self.terms.get(term)
+        if tid is None:
+            tid = self.terms[term] = len(self.docs)
+            self.docs.append(array("i"))
+            self.freqs.append(array("f"))
+        numbers, weights = self.docs[tid], self.freqs[tid]
+        if numbers is None or weights is None:  # a loaded term: copy it out to grow it
+            loaded, loaded_freqs = self.postings(tid)
+            numbers, weights = array("i"), array("f")
+            numbers.frombytes(loaded.tobytes())
+            weights.frombytes(loaded_freqs.tobytes())
+            self.docs[tid], self.freqs[tid] = numbers, weights
+        numbers.append(number)
+        weights.append(freq)
 
 
 @dataclass(slots=True)
@@ -378,13 +410,7 @@ class KeywordIndex:
             weighted[term] = weighted.get(term, 0.0) + self._context_weight * n
         number = len(entry.keys)
         for term, freq in weighted.items():
-            tid = entry.terms.get(term)
-            if tid is None:
-                tid = entry.terms[term] = len(entry.docs)
-                entry.docs.append(array("i"))
-                entry.freqs.append(array("f"))
-            entry.docs[tid].append(number)
-            entry.freqs[tid].append(freq)
+            entry.add(term, number, freq)
         length = float(own_length + near_length)
         entry.keys.append(key)
         entry.lengths.append(length)
@@ -402,22 +428,27 @@ def _signature(context_weight: float) -> str:
     return hashlib.sha256(json.dumps(analysis).encode("utf-8")).hexdigest()
 
 
-def _compact(entry: _Postings, *, chunk: int = 1 << 18) -> dict[str, np.ndarray]:
+def _compact(entry: _Postings, *, chunk: int = 1 << 16) -> dict[str, np.ndarray]:
     """The live documents as flat arrays, renumbered; terms left without any are dropped.
 
-    Worked through whole arrays (one numpy object per term would cost ~50 MB at 100,000
-    terms), ``chunk`` postings at a time, so that what it needs beside the index in use
-    is its result and one chunk.
+    Worked through whole arrays, ``chunk`` postings at a time, so that what it needs
+    beside the index in use is its result and one chunk.
     """
     alive = np.frombuffer(bytes(entry.alive), dtype=np.uint8).astype(bool)
     renumber = np.cumsum(alive, dtype=np.int32) - 1
-    sizes = np.fromiter(map(len, entry.docs), dtype=np.int64, count=len(entry.docs))
+    no_docs, no_freqs = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
+    sizes = np.zeros(len(entry.docs), dtype=np.int64)
+    loaded = np.diff(entry.loaded_offsets)
+    sizes[: len(loaded)] = loaded
+    for tid, grown in enumerate(entry.docs):
+        if grown is not None:
+            sizes[tid] = len(grown)
     ends = np.cumsum(sizes)
     cuts = [0, *np.searchsorted(ends, np.arange(chunk, ends[-1] if len(ends) else 0, chunk))]
     spans = list(itertools.pairwise([*dict.fromkeys(cuts), len(sizes)]))
 
     def live_postings(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        numbers = np.frombuffer(b"".join(map(bytes, entry.docs[lo:hi])), dtype=np.int32)
+        numbers = np.concatenate([no_docs, *(entry.postings(tid)[0] for tid in range(lo, hi))])
         live = alive[numbers]
         term_of = np.repeat(np.arange(hi - lo, dtype=np.int32), sizes[lo:hi])
         return numbers[live], live, np.bincount(term_of[live], minlength=hi - lo)
@@ -430,7 +461,7 @@ def _compact(entry: _Postings, *, chunk: int = 1 << 18) -> dict[str, np.ndarray]
     at = 0
     for lo, hi in spans:
         numbers, live, _ = live_postings(lo, hi)
-        weights = np.frombuffer(b"".join(map(bytes, entry.freqs[lo:hi])), dtype=np.float32)
+        weights = np.concatenate([no_freqs, *(entry.postings(tid)[1] for tid in range(lo, hi))])
         docs[at : at + len(numbers)] = renumber[numbers]
         freqs[at : at + len(numbers)] = weights[live]
         at += len(numbers)
@@ -465,14 +496,14 @@ def _expand(saved: dict[str, np.ndarray]) -> _Postings:
         or (len(docs) and (docs.min() < 0 or docs.max() >= len(keys)))
     ):
         raise ValueError("inconsistent keyword index file")
-    postings = _Postings(terms={term: tid for tid, term in enumerate(terms)})
-    doc_bytes, freq_bytes = memoryview(docs.tobytes()), memoryview(freqs.tobytes())
-    for start, end in itertools.pairwise((4 * offsets).tolist()):  # 4 bytes an item
-        numbers, weights = array("i"), array("f")
-        numbers.frombytes(doc_bytes[start:end])
-        weights.frombytes(freq_bytes[start:end])
-        postings.docs.append(numbers)
-        postings.freqs.append(weights)
+    postings = _Postings(
+        terms={term: tid for tid, term in enumerate(terms)},
+        docs=[None] * len(terms),
+        freqs=[None] * len(terms),
+        loaded_offsets=offsets.tolist(),
+        loaded_docs=docs,
+        loaded_freqs=freqs,
+    )
     postings.keys.frombytes(keys.tobytes())
     postings.lengths.frombytes(lengths.tobytes())
     postings.alive = bytearray(b"\x01" * len(keys))
@@ -500,8 +531,7 @@ def _search(entry: _Postings, terms: Sequence[str], n: int) -> list[tuple[int, f
         tid = entry.terms.get(term)
         if tid is None:
             continue
-        docs = np.frombuffer(entry.docs[tid], dtype=np.int32)
-        freqs = np.frombuffer(entry.freqs[tid], dtype=np.float32)
+        docs, freqs = entry.postings(tid)
         if alive is not None:  # removed documents stay in the postings until a rebuild
             keep = alive[docs]
             docs, freqs = docs[keep], freqs[keep]
