@@ -496,8 +496,11 @@ def _expand(saved: dict[str, np.ndarray]) -> _Postings:
         or (len(docs) and (docs.min() < 0 or docs.max() >= len(keys)))
     ):
         raise ValueError("inconsistent keyword index file")
+    tids = {term: tid for tid, term in enumerate(terms)}
+    if len(tids) != len(terms):
+        raise ValueError("a term twice in a keyword index file")
     postings = _Postings(
-        terms={term: tid for tid, term in enumerate(terms)},
+        terms=tids,
         docs=[None] * len(terms),
         freqs=[None] * len(terms),
         loaded_offsets=offsets.tolist(),
