@@ -24,6 +24,7 @@ from hindsight.store.keyword import (
     TextChange,
     _compact,
     _expand,
+    _Postings,
     _remove,
     _search,
     query_terms,
@@ -241,14 +242,14 @@ def test_a_saved_index_scores_as_a_rebuild_of_its_live_documents(
     assert_same_as_built(_expand(_compact(restored, chunk=data.draw(st.integers(1, 64)))), rows)
 
 
-def assert_same_as_built(postings: object, rows: list[tuple[int, str, str]]) -> None:
+def assert_same_as_built(postings: _Postings, rows: list[tuple[int, str, str]]) -> None:
     """Search ``postings`` as an index built from the live ``rows`` alone would score."""
     source = ListSource([])
     source.rows = rows
     fresh = KeywordIndex(source)
     built = fresh._ready("o", fresh._entry("o"))
     for terms in (["alpha"], ["beta", "zeta"], ["kappa", "iota", "gamma", "delta"]):
-        got, want = _search(postings, terms, 100), _search(built, terms, 100)  # type: ignore[arg-type]
+        got, want = _search(postings, terms, 100), _search(built, terms, 100)
         assert [key for key, _ in got] == [key for key, _ in want]
         assert np.allclose([v for _, v in got], [v for _, v in want])
 
