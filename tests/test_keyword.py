@@ -3,6 +3,7 @@ and saving big owners' indexes so that the next process loads them instead of re
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from pathlib import Path
@@ -360,5 +361,7 @@ def test_a_file_that_does_not_fit_is_ignored_and_rebuilt(
         if not changed:
             assert found == before
         assert found["sister"] and found["key flowerpot"]
-    with np.load(path) as saved:  # and rewritten whole
+    with np.load(path) as saved:  # rebuilt, and rewritten whole, of this analysis
         assert len(saved["keys"]) == 6
+        meta = json.loads(saved["meta"].tobytes())
+        assert meta["signature"] == keyword_module._signature(reopened.context_weight)

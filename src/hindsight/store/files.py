@@ -72,5 +72,5 @@ def _running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except (OSError, OverflowError):  # another user's process, or no valid pid: keep
-        return True
+        pass
     return True

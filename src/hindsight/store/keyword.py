@@ -31,6 +31,7 @@ Files are written whole or not at all (``files.write_atomically``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
@@ -286,13 +287,17 @@ class KeywordIndex:
         self._unlink(owner)
 
     def flush(self) -> None:
-        """Save every owner whose index changed since it was built, loaded or saved."""
+        """Save every owner big enough to keep whose index changed since it was built,
+        loaded or saved (caught up with the log first)."""
+        if self._directory is None:
+            return
         with self._owners_lock:
             entries = list(self._owners.items())
         for owner, entry in entries:
             with entry.lock:
-                if entry.dirty and entry.postings is not None:
-                    postings = self._ready(owner, entry)  # caught up: a rebuild saves itself
+                postings = entry.postings
+                if entry.dirty and postings and len(postings.number) >= self._save_min_docs:
+                    postings = self._ready(owner, entry)  # a rebuild here saves itself
                     if entry.dirty:
                         self._save(owner, entry, postings)
 
@@ -422,6 +427,7 @@ class KeywordIndex:
 _ARRAYS: Final = ("keys", "lengths", "terms", "offsets", "docs", "freqs")
 
 
+@functools.cache
 def _signature(context_weight: float) -> str:
     """What decides an index's contents besides the texts: a saved one must match it."""
     analysis = [_WORD.pattern, _IRREGULAR_FORMS, "english", version("pystemmer"), context_weight]
