@@ -118,6 +118,14 @@ def test_recall_explains_and_searches_weighted_owners(api: TestClient) -> None:
     assert team["explanation"]["owner_weight"] == 0.5
 
 
+def test_recall_resolves_named_days_in_the_askers_time_zone(api: TestClient) -> None:
+    retain(api, "I went hiking in the Alps.", observed_at="2023-04-30T20:00:00Z")
+    for zone, boost in ((None, 1.0), ("Asia/Tokyo", 2.0)):  # 1 May already in Tokyo
+        body = {"owners": OWNER, "query": "hiking in May 2023", "k": 1, "timezone": zone}
+        (found,) = ok(api.post("/v1/recall", json=body))["results"]
+        assert found["explanation"]["boosts"]["time"] == boost
+
+
 def test_list_is_paginated_with_next_links(api: TestClient) -> None:
     for i in range(5):
         retain(api, f"Note number {i} about gardening.", kind="fact")
@@ -239,6 +247,7 @@ def test_summarize_and_reflect(api: TestClient, hs: Hindsight) -> None:
         ("post", "/v1/recall", {"owners": [], "query": "x"}, 400, "at least one owner"),
         ("post", "/v1/recall", {"owners": {OWNER: -1}, "query": "x"}, 400, "weight of owner"),
         ("post", "/v1/recall", {"owners": OWNER, "query": "x", "since": "soon"}, 400, "since"),
+        ("post", "/v1/recall", {"owners": OWNER, "query": "x", "timezone": "X"}, 400, "timezone"),
         ("patch", "/v1/memories/m_1", {}, 400, "nothing to update"),
         ("post", "/v1/forget", {"owner": OWNER, "since": "x"}, 400, "invalid since"),
         ("post", "/v1/sessions/s 1/turns", {"owner": OWNER, "content": "x"}, 400, "session id"),

@@ -206,6 +206,23 @@ def test_recall_filters_and_budget(seeded: Path) -> None:
     assert data == {"results": []}
 
 
+def test_recall_in_the_askers_time_zone(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    retain(home, "I went hiking in the Alps.", "--observed-at", "2023-04-30T20:00:00Z")
+
+    def time_boost(*args: str) -> float:
+        found = run_json(home, "recall", "--owner", OWNER, *args, "hiking in May 2023")
+        boost: float = found["results"][0]["explanation"]["boosts"]["time"]
+        return boost
+
+    assert time_boost() == 1.0  # 30 April in UTC
+    assert time_boost("--timezone", "+09:00") == 2.0  # 1 May in Tokyo
+    monkeypatch.setenv("HINDSIGHT_TIMEZONE", "Asia/Tokyo")
+    assert time_boost() == 2.0
+    assert time_boost("--timezone", "UTC") == 1.0
+    result = run(home, "recall", "--owner", OWNER, "--timezone", "Mars", "hiking", code=2)
+    assert_one_line_error(result, "invalid timezone 'Mars'")
+
+
 def test_retain_reads_stdin(home: Path) -> None:
     kept = run_json(home, "retain", "--owner", OWNER, "-", input="I love hiking in the Alps.\n")
     [episode] = kept["episodes"]

@@ -161,6 +161,7 @@ BAD_CALLS: list[tuple[str, Callable[[Any], Any]]] = [
     ("k", lambda m: m.recall(OWNER, "hi", k=0)),
     ("no owners", lambda m: m.recall([], "hi")),
     ("since", lambda m: m.recall(OWNER, "hi", since="tomorrow-ish")),
+    ("timezone", lambda m: m.recall(OWNER, "hi", timezone="Mars/Olympus")),
     ("unknown id", lambda m: m.get("m_0000nothing")),
     ("empty id", lambda m: m.get("")),
     ("update unknown", lambda m: m.update("m_0000nothing", confidence=0.5)),

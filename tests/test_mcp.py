@@ -200,6 +200,11 @@ def test_write_then_search_explains_each_result(mcp: Session) -> None:
     assert [(r["kind"], "jazz" in r["content"]) for r in prefs["results"]] == [("preference", True)]
     later = mcp.ok("memory_search", owner="user:carol", query="jazz", since="2999-01-01")
     assert later["results"] == []
+    # "today" in the user's zone: a time named in the query shows as a boost
+    today = mcp.ok(
+        "memory_search", owner="user:carol", query="jazz today", timezone="Pacific/Kiritimati"
+    )
+    assert "time x2.00" in today["results"][0]["why"]  # written moments ago: today anywhere
 
 
 def test_update_then_delete_one_memory(mcp: Session) -> None:
@@ -294,6 +299,7 @@ BAD_CALLS = [
     ("memory_search", {"owner": "user:dora", "query": "x", "k": 0}, "argument k"),
     ("memory_search", {"owner": "user:dora", "query": "x", "k": "many"}, "argument k"),
     ("memory_search", {"owner": "user:dora", "query": "x", "since": "soon"}, "invalid since"),
+    ("memory_search", {"owner": "user:dora", "query": "x", "timezone": "Mars"}, "invalid timezone"),
     (
         "memory_search",
         {"owner": "user:dora", "query": "x", "limit": 3},

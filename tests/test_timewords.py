@@ -3,13 +3,16 @@ span of time a query names, and recall favouring memories from then."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight import Hindsight
+from hindsight import Hindsight, Settings, validate
+from hindsight.embed import Embeddings
+from hindsight.errors import ValidationError
 from hindsight.store import Filter
 from hindsight.timewords import Period, asked_period, referred_dates
 
@@ -115,6 +118,74 @@ def test_a_period_holds_its_start_not_its_end() -> None:
     assert "2023-05-02" not in may  # only datetimes are in a period
 
 
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+def _utc(period: Period | None) -> tuple[datetime, datetime]:
+    assert period is not None and period.start is not None and period.end is not None
+    return period.start.astimezone(UTC), period.end.astimezone(UTC)
+
+
+def test_days_are_the_askers_days() -> None:
+    # 9 pm on 9 March in New York is already 10 March in UTC
+    evening = datetime(2024, 3, 10, 2, 0, tzinfo=UTC)
+    assert _utc(asked_period("what did I do today?", evening, NEW_YORK)) == (
+        datetime(2024, 3, 9, 5, tzinfo=UTC),
+        datetime(2024, 3, 10, 5, tzinfo=UTC),
+    )
+    assert _utc(asked_period("today", evening)) == (
+        datetime(2024, 3, 10, tzinfo=UTC),
+        datetime(2024, 3, 11, tzinfo=UTC),
+    )
+    # the day the clocks go forward has 23 hours; a named day starts at local midnight
+    assert _utc(asked_period("on March 10, 2024", evening, NEW_YORK)) == (
+        datetime(2024, 3, 10, 5, tzinfo=UTC),
+        datetime(2024, 3, 11, 4, tzinfo=UTC),
+    )
+    tokyo = asked_period("in May 2023", evening, ZoneInfo("Asia/Tokyo"))
+    assert _utc(tokyo)[0] == datetime(2023, 4, 30, 15, tzinfo=UTC)
+    assert _utc(asked_period("last year", evening, timezone(timedelta(hours=5, minutes=30)))) == (
+        datetime(2022, 12, 31, 18, 30, tzinfo=UTC),
+        datetime(2023, 12, 31, 18, 30, tzinfo=UTC),
+    )
+    # "in May" of any year: 30 April 20:00 UTC is already May in Tokyo
+    may = asked_period("in May", evening, ZoneInfo("Asia/Tokyo"))
+    assert may is not None and may.month == 5
+    assert datetime(2021, 4, 30, 20, tzinfo=UTC) in may
+    assert datetime(2021, 4, 30, 20, tzinfo=UTC) not in Period(month=5)
+
+
+def test_recall_takes_the_askers_time_zone(
+    hs: Hindsight, settings: Settings, embedder: Embeddings
+) -> None:
+    owner = "user:tz"
+    # 20:00 UTC on 30 April is 05:00 on 1 May in Tokyo
+    hs.retain(owner, "I went hiking in the Alps.", observed_at="2023-04-30T20:00:00Z")
+    query = "Where did I go hiking in May 2023?"
+    (utc,) = hs.recall(owner, query, k=1)
+    (tokyo,) = hs.recall(owner, query, k=1, timezone="Asia/Tokyo")
+    assert utc.explanation.boosts["time"] == 1.0
+    assert tokyo.explanation.boosts["time"] == 2.0
+    assert hs.recall(owner, query, k=1, timezone="+09:00")[0].explanation.boosts["time"] == 2.0
+    with pytest.raises(ValidationError, match="invalid timezone 'Mars/Olympus'"):
+        hs.recall(owner, query, timezone="Mars/Olympus")
+    hs.close()  # the same store, opened with Tokyo as the default
+    tokyo_settings = settings.model_copy(update={"timezone": "Asia/Tokyo"})
+    with Hindsight(tokyo_settings, embedder=embedder) as there:
+        assert there.recall(owner, query, k=1)[0].explanation.boosts["time"] == 2.0
+        assert there.recall(owner, query, k=1, timezone="UTC")[0].explanation.boosts["time"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "zone", ["Mars/Olympus", "America", "../../etc/passwd", "/etc/localtime", "+24:00", "", 5]
+)
+def test_an_unknown_time_zone_is_refused(zone: object) -> None:
+    with pytest.raises(ValidationError, match="invalid timezone"):
+        validate.time_zone(zone)
+    with pytest.raises(ValueError, match="timezone"):
+        Settings(timezone=zone)
+
+
 def test_a_query_naming_a_time_favours_memories_from_then(hs: Hindsight) -> None:
     owner = "user:tq"
     may = hs.retain(owner, "I went hiking in the Alps.", observed_at="2023-05-14").episodes[0]
@@ -134,11 +205,16 @@ def test_a_query_naming_a_time_favours_memories_from_then(hs: Hindsight) -> None
     said=st.datetimes(
         min_value=datetime(1971, 1, 1), max_value=datetime(2200, 12, 31), timezones=st.just(UTC)
     ),
+    zone=st.sampled_from(
+        [UTC, NEW_YORK, ZoneInfo("Asia/Kolkata"), ZoneInfo("Pacific/Kiritimati"), timezone.min]
+    ),
 )
-def test_any_text_at_any_date_resolves_without_error(text: str, said: datetime) -> None:
+def test_any_text_at_any_date_resolves_without_error(
+    text: str, said: datetime, zone: tzinfo
+) -> None:
     for words in referred_dates(text, said):
         assert words and words not in (str(said.year), f"{said:%B %Y}")
-    period = asked_period(text, said)
+    period = asked_period(text, said, zone)
     if period is not None and period.month is None:
         assert period.start is not None and period.end is not None
         assert period.start < period.end

@@ -261,6 +261,7 @@ class _Ops:
         min_confidence: float | None = None,
         token_budget: int | None = None,
         include_history: bool = False,
+        timezone: str | None = None,
     ) -> _Call[list[RecallResult]]:
         """The memories that best answer ``query``, each with why it came back."""
         body = {
@@ -273,6 +274,7 @@ class _Ops:
             "min_confidence": min_confidence,
             "token_budget": token_budget,
             "include_history": include_history,
+            "timezone": timezone,
         }
         return _Call("POST", "/v1/recall", _recalled, body=body)
 

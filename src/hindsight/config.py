@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from hindsight.validate import time_zone
 
 
 def default_home() -> Path:
@@ -51,6 +53,8 @@ class Settings(BaseSettings):
     rrf_k: int = Field(default=60, gt=0)
     candidates: int = Field(default=100, gt=0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
+    # whose days "yesterday" and "8 May" are, when a recall names no time zone
+    timezone: str = "UTC"
     hnsw_threshold: int = Field(default=20_000, gt=0)
     # change-log entries kept for indexes to catch up; one further behind rebuilds
     log_keep: int = Field(default=1_000_000, gt=0)
@@ -62,6 +66,12 @@ class Settings(BaseSettings):
 
     # tests relax durability where durability is not what they test
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        time_zone(value)  # its ValidationError is a ValueError: pydantic reports it
+        return value
 
     @property
     def database_path(self) -> Path:

@@ -331,10 +331,14 @@ class Hindsight:
         min_confidence: float | None = None,
         token_budget: int | None = None,
         include_history: bool = False,
+        timezone: str | None = None,
     ) -> list[RecallResult]:
         """The memories that best answer ``query``, each with why it came back.
 
         ``owners`` may weigh namespaces, e.g. ``{"user:alice": 1.0, "shared:team": 0.5}``.
+        ``timezone`` (an IANA name such as "America/New_York", or an offset such as
+        "-05:00") is the asker's: the days that "yesterday" or "on 8 May" in the query
+        mean; by default ``settings.timezone``.
         """
         weights = self._owner_weights(owners)
         query = self._text(query, "query")
@@ -351,10 +355,11 @@ class Hindsight:
             else validate.confidence(min_confidence, field="min_confidence"),
             current_only=not include_history,
         )
+        zone = validate.time_zone(self.settings.timezone if timezone is None else timezone)
         n = max(self.settings.candidates, k * 2)
         vector = self.embedder.encode_query(query)
         now = datetime.now(UTC)
-        period = asked_period(query, now)
+        period = asked_period(query, now, zone)
         channels = {
             "dense": self.store.vector_search(flt, vector, n),
             "bm25": self.store.keyword_search(flt, query, n),

@@ -179,6 +179,14 @@ class _Tools:
         ] = 10,
         since: Since = None,
         until: Until = None,
+        timezone: Annotated[
+            str | None,
+            Field(
+                description="The user's time zone, for the days that 'yesterday' or 'on 8 May' "
+                "in the query mean: an IANA name such as 'America/New_York', or an offset such "
+                "as '-05:00'. By default the server's setting (UTC unless set)."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Find an owner's memories that answer a question or relate to a topic, best first.
 
@@ -191,7 +199,7 @@ class _Tools:
         "in May 2023"). An empty list means nothing relevant is known.
         """
         caller = self._principal()
-        return await self._call(self._search, caller, owner, query, kind, k, since, until)
+        return await self._call(self._search, caller, owner, query, kind, k, since, until, timezone)
 
     def _search(
         self,
@@ -202,10 +210,17 @@ class _Tools:
         k: int,
         since: str | None,
         until: str | None,
+        timezone: str | None,
     ) -> dict[str, Any]:
         caller.check_read(validate.owner(owner))
         found = self._hs.recall(
-            owner, query, k=k, kinds=None if kind is None else [kind], since=since, until=until
+            owner,
+            query,
+            k=k,
+            kinds=None if kind is None else [kind],
+            since=since,
+            until=until,
+            timezone=timezone,
         )
         return {"results": [_result(r) for r in found]}
 

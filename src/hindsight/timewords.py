@@ -7,14 +7,15 @@ said on 5 December 2023, is also indexed under "4 December 2023".
 
 A query that names a time ("in May 2023", "last week", "three days ago") asks for what
 happened then: :func:`asked_period` turns it into a :class:`Period`, resolved against
-the time of the query, which recall uses to favour memories from that span.
+the time of the query in the asker's time zone (at 9 pm in New York, "today" is not yet
+tomorrow in UTC), which recall uses to favour memories from that span.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Final, Literal
 
 Precision = Literal["day", "month", "year"]
@@ -90,18 +91,20 @@ class Period:
     """A span of time a query names: ``[start, end)``, or a month of any year.
 
     "in May" without a year means a May of any year (the user knows which; recency
-    still favours the latest), so ``month`` is set and ``start``/``end`` are not.
+    still favours the latest), so ``month`` is set, in time ``zone``, and
+    ``start``/``end`` are not.
     """
 
     start: datetime | None = None
     end: datetime | None = None
     month: int | None = None
+    zone: tzinfo = UTC
 
     def __contains__(self, when: object) -> bool:
         if not isinstance(when, datetime):
             return False
         if self.month is not None:
-            return when.month == self.month
+            return when.astimezone(self.zone).month == self.month
         return self.start is not None and self.end is not None and self.start <= when < self.end
 
 
@@ -128,13 +131,14 @@ _ASKED: Final = re.compile(
 )
 
 
-def asked_period(query: str, now: datetime) -> Period | None:
+def asked_period(query: str, now: datetime, zone: tzinfo = UTC) -> Period | None:
     """The first span of time ``query`` names, resolved against ``now``; None if it names none.
 
     Dates ("8 May 2023", "May 8, 2023"), months ("May 2023", "in May"), years ("in
     2022"), and times relative to ``now``: "yesterday", "today", "last Friday", "three
     days ago", "two weeks ago", "the past 10 days", "last week" (the calendar week
-    before this one), "this month", "last year". Days are UTC days.
+    before this one), "this month", "last year". Days, months and years are those of
+    time ``zone``: the asker's, whose "8 May" starts at their midnight.
     """
     matches = list(_ASKED.finditer(query))
     if not matches:
@@ -144,25 +148,27 @@ def asked_period(query: str, now: datetime) -> Period | None:
     absolute = [m for m in matches if m["m1"] or m["m2"] or m["m3"] or m["m4"] or m["only_year"]]
     try:
         if absolute:
-            return _named(absolute[0])
-        return _relative(matches[0], now.astimezone(UTC))
+            return _named(absolute[0], zone)
+        return _relative(matches[0], now.astimezone(zone))
     except (ValueError, OverflowError):  # no such date: "31 February 2023", "May 0000"
         return None
 
 
-def _named(match: re.Match[str]) -> Period:
+def _named(match: re.Match[str], zone: tzinfo) -> Period:
     if match["only_year"]:
-        return _year(int(match["only_year"]))
+        return _year(int(match["only_year"]), zone)
     number = _month_number(match["m1"] or match["m2"] or match["m3"] or match["m4"])
     if day := match["mday"] or match["dday"]:
-        start = datetime(int(match["myear"] or match["dyear"]), number, int(day), tzinfo=UTC)
+        start = datetime(int(match["myear"] or match["dyear"]), number, int(day), tzinfo=zone)
         return Period(start, start + timedelta(days=1))
     if year := match["year"] or match["in_year"]:
-        return _month(int(year), number)
-    return Period(month=number)
+        return _month(int(year), number, zone)
+    return Period(month=number, zone=zone)
 
 
 def _relative(match: re.Match[str], now: datetime) -> Period:
+    """A span relative to ``now``, in days of ``now``'s time zone (wall-clock arithmetic:
+    the day a clock changes is 23 or 25 hours long)."""
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     tomorrow = today + timedelta(days=1)
     if match["day_before"] or match["yesterday"] or match["today"] or match["weekday"]:
@@ -190,21 +196,22 @@ def _calendar(unit: str, today: datetime, *, back: int) -> Period:
     if unit == "week":
         week = today - timedelta(days=today.weekday(), weeks=back)
         return Period(week, week + timedelta(weeks=1))
+    zone = today.tzinfo or UTC
     if unit == "month":
         months = today.year * 12 + today.month - 1 - back
-        return _month(months // 12, months % 12 + 1)
-    return _year(today.year - back)
+        return _month(months // 12, months % 12 + 1, zone)
+    return _year(today.year - back, zone)
 
 
 def _month_number(name: str) -> int:
     return [m[:3] for m in _MONTHS].index(name[:3].lower()) + 1
 
 
-def _month(year: int, month: int) -> Period:
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+def _month(year: int, month: int, zone: tzinfo) -> Period:
+    start = datetime(year, month, 1, tzinfo=zone)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=zone)
     return Period(start, end)
 
 
-def _year(year: int) -> Period:
-    return Period(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
+def _year(year: int, zone: tzinfo) -> Period:
+    return Period(datetime(year, 1, 1, tzinfo=zone), datetime(year + 1, 1, 1, tzinfo=zone))

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from enum import StrEnum
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hindsight.errors import ValidationError
 
 OWNER_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
 SESSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
+ZONE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*")  # "America/New_York"
+OFFSET_RE = re.compile(r"([+-])(\d{2}):(\d{2})")  # "+05:30"
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -81,6 +84,22 @@ def timestamp(value: object, *, field: str) -> datetime | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
+
+
+def time_zone(value: object, *, field: str = "timezone") -> tzinfo:
+    """An IANA time zone name ("Europe/Berlin", "UTC") or a UTC offset ("-05:00")."""
+    hint = "expected an IANA name such as 'Europe/Berlin' or 'UTC', or an offset such as '-05:00'"
+    if isinstance(value, str) and (offset := OFFSET_RE.fullmatch(value)):
+        sign, hours, minutes = offset.groups()
+        if int(hours) <= 23 and int(minutes) <= 59:
+            delta = timedelta(hours=int(hours), minutes=int(minutes))
+            return timezone(-delta if sign == "-" else delta)
+    elif isinstance(value, str) and len(value) <= 64 and ZONE_RE.fullmatch(value):
+        try:
+            return ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    raise ValidationError(f"invalid {field} {value!r}: {hint}")
 
 
 def confidence(value: object, *, field: str = "confidence") -> float:

@@ -85,6 +85,7 @@ async def recall(ctx: Context, body: RecallIn) -> RecallOut:
         min_confidence=body.min_confidence,
         token_budget=body.token_budget,
         include_history=body.include_history,
+        timezone=body.timezone,
     )
     return RecallOut(results=[RecallHit.of(r) for r in results])
 

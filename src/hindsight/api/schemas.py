@@ -178,6 +178,12 @@ class RecallIn(_In):
         default=None, description="Fit the results' contents in this many tokens."
     )
     include_history: bool = Field(default=False, description="Include superseded memories.")
+    timezone: str | None = Field(
+        default=None,
+        description="The asker's time zone, for the days that 'yesterday' or 'on 8 May' in the "
+        "query mean: an IANA name such as 'America/New_York', or an offset such as '-05:00'; "
+        "by default the server's setting (UTC unless set).",
+    )
 
 
 class ChannelHitOut(BaseModel):

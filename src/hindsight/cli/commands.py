@@ -141,6 +141,12 @@ def retain(
     "--budget", type=int, metavar="TOKENS", help="Fit the results' contents in this many tokens."
 )
 @click.option("--history", is_flag=True, help="Include superseded memories.")
+@click.option(
+    "--timezone",
+    metavar="ZONE",
+    help="Whose days 'yesterday' or 'on 8 May' in QUERY are: an IANA name such as "
+    "America/New_York, or an offset such as -05:00 (default: the timezone setting, UTC).",
+)
 @json_option
 @click.argument("query")
 @click.pass_obj
@@ -154,6 +160,7 @@ def recall(
     min_confidence: float | None,
     budget: int | None,
     history: bool,
+    timezone: str | None,
     as_json: bool,
     query: str,
 ) -> None:
@@ -169,6 +176,7 @@ def recall(
         min_confidence=min_confidence,
         token_budget=budget,
         include_history=history,
+        timezone=timezone,
     )
     if as_json:
         emit_json({"results": [result_json(r) for r in results]})
