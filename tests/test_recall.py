@@ -47,7 +47,7 @@ def test_explanation_accounts_for_the_score(alice: Hindsight) -> None:
     for result in alice.recall("user:alice", "Alice food allergy", k=5):
         why = result.explanation
         assert why.channels and why.fused >= 0  # min-max: the weakest candidate scores 0
-        assert set(why.boosts) == {"confidence", "source", "recency", "frequency"}
+        assert set(why.boosts) == {"confidence", "source", "recency"}
         product = why.fused * why.owner_weight
         for factor in why.boosts.values():
             product *= factor

@@ -133,5 +133,5 @@ def print_run(
         click.echo()
     click.echo("'why' lists each search channel's rank and score (dense = meaning, bm25 = words,")
     click.echo("reply = the answer to a question that matched) and the boosts (confidence, source,")
-    click.echo("recency, use, and time when the query names one) that turned the fused score")
+    click.echo("recency, and time when the query names one) that turned the fused score")
     click.echo("into the score.")

@@ -195,7 +195,7 @@ class _Tools:
         Returns `results`: up to k memories, each with id, kind, content, observed_at
         (when it was said), score (higher is better; compare only within one search)
         and why (the search channels that found it, with rank and score, and the boosts
-        for confidence, recency, use, and time when the query names one: "last week",
+        for confidence, source, recency, and time when the query names one: "last week",
         "in May 2023"). An empty list means nothing relevant is known.
         """
         caller = self._principal()
