@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -406,3 +407,15 @@ def test_extraction_properties(turns: list[Turn]) -> None:
 def test_any_text_never_raises(text: str) -> None:
     for role in ("user", "tool"):
         run(text, role=role)
+
+
+def test_an_experiences_relative_time_becomes_its_date() -> None:
+    said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
+    found = run("I went to a pride parade last week!", observed_at=said, speaker="Caroline")
+    assert [e.content for e in found] == [
+        "Caroline went to a pride parade in the week of 1 May 2023"
+    ]
+    (found,) = run("Yesterday I painted a sunset", observed_at=said)
+    assert found.content == "User painted a sunset on 7 May 2023"
+    (undated,) = run("Yesterday I painted a sunset")  # no time given: nothing to resolve against
+    assert undated.content == "User painted a sunset yesterday"

@@ -14,7 +14,7 @@ from hindsight import Hindsight, Settings, validate
 from hindsight.embed import Embeddings
 from hindsight.errors import ValidationError
 from hindsight.store import Filter
-from hindsight.timewords import Period, asked_period, referred_dates
+from hindsight.timewords import Period, asked_period, pinned, referred_dates
 
 SAID = datetime(2023, 12, 5, 14, 30, tzinfo=UTC)  # a Tuesday
 
@@ -49,6 +49,43 @@ def test_month_and_year_boundaries_and_the_own_date() -> None:
     assert referred_dates("yesterday", new_year) == ["31 December 2023"]
     # a week before 20 December is still December 2023: the memory's own date says it
     assert referred_dates("last week", datetime(2023, 12, 20, tzinfo=UTC)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        (
+            "Sam went to a pride parade last week",
+            "Sam went to a pride parade in the week of 27 November 2023",
+        ),
+        ("Sam built a website yesterday.", "Sam built a website on 4 December 2023."),
+        ("Sam ran, the day before yesterday!", "Sam ran on 3 December 2023!"),
+        ("Sam went hiking last Friday", "Sam went hiking on 1 December 2023"),
+        ("Sam went hiking last Tuesday", "Sam went hiking on 28 November 2023"),
+        ("Sam camped last weekend", "Sam camped on the weekend of 2 December 2023"),
+        ("Sam painted this morning", "Sam painted on 5 December 2023"),
+        ("Sam met Ada this week", "Sam met Ada in the week of 4 December 2023"),
+        ("Sam swam three days ago", "Sam swam on 2 December 2023"),
+        ("Sam moved two months ago", "Sam moved in October 2023"),
+        ("Sam moved 12 months ago", "Sam moved in December 2022"),
+        ("Sam graduated last year", "Sam graduated in 2022"),
+        # nothing to pin: no time, a vague one, or one not at the end
+        ("Sam started a course recently", "Sam started a course recently"),
+        ("Sam cooked last summer", "Sam cooked last summer"),
+        ("Sam left a few days ago", "Sam left a few days ago"),
+        ("Yesterday Sam left", "Yesterday Sam left"),
+        ("yesterday", "yesterday"),
+    ],
+)
+def test_a_relative_time_at_the_end_is_pinned_to_its_date(text: str, meant: str) -> None:
+    assert pinned(text, SAID) == meant
+
+
+def test_a_retained_experience_keeps_the_date_it_meant(hs: Hindsight) -> None:
+    kept = hs.retain("user:tw", "I went to a cooking class yesterday.", observed_at=SAID)
+    assert [hs.get(mid).content for mid in kept.created] == [
+        "User went to a cooking class on 4 December 2023"
+    ]
 
 
 def test_a_question_naming_the_day_finds_the_turn_that_said_yesterday(hs: Hindsight) -> None:
@@ -214,6 +251,8 @@ def test_any_text_at_any_date_resolves_without_error(
 ) -> None:
     for words in referred_dates(text, said):
         assert words and words not in (str(said.year), f"{said:%B %Y}")
+    text_pinned = pinned(text, said)
+    assert text_pinned == text or pinned(text_pinned, said) == text_pinned  # pinned once
     period = asked_period(text, said, zone)
     if period is not None and period.month is None:
         assert period.start is not None and period.end is not None

@@ -20,7 +20,7 @@ from typing import Final, Literal
 
 Precision = Literal["day", "month", "year"]
 
-__all__ = ["Period", "asked_period", "date_words", "referred_dates"]
+__all__ = ["Period", "asked_period", "date_words", "pinned", "referred_dates"]
 
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS: Final = (
@@ -84,6 +84,59 @@ def _resolve(match: re.Match[str], said: datetime) -> tuple[datetime, Precision]
         first = said.replace(day=1)
         return first - timedelta(days=1), "month"
     return said.replace(year=said.year - 1, month=1, day=1), "year"
+
+
+_TRAILING: Final = re.compile(
+    r"(?:,\s*|\s+)(?P<phrase>(?:the day before yesterday|yesterday|last night|today|earlier today"
+    r"|this (?:morning|afternoon|evening|week|month|year)"
+    rf"|last (?:{'|'.join(_WEEKDAYS)}|weekend|week|month|year)"
+    r"|(?:\d{1,2}|a|one|two|three|four|five|six) (?:day|week|month|year)s? ago))"
+    r"(?P<end>[.!]?)$",
+    re.IGNORECASE,
+)
+
+
+def pinned(text: str, said: datetime) -> str:
+    """``text`` with a time relative to ``said`` at its end replaced by the date it meant.
+
+    "Caroline went to a pride parade last week", said on 8 May 2023, is "Caroline went
+    to a pride parade in the week of 1 May 2023": a memory outlives the week it was
+    said in, and read later, "last week" would mean another week. Days give the day
+    ("yesterday": "on 7 May 2023"), weeks the week from its Monday, months the month,
+    years the year. Text ending in no such phrase is returned as it is.
+    """
+    if not (match := _TRAILING.search(text)):
+        return text
+    day = said.replace(hour=0, minute=0, second=0, microsecond=0)
+    return f"{text[: match.start()]} {_when(match['phrase'].lower(), day)}{match['end']}"
+
+
+def _when(phrase: str, day: datetime) -> str:
+    """Words for the time ``phrase`` means, said on ``day``."""
+    if phrase in ("today", "earlier today") or phrase.split()[-1] in _PARTS_OF_DAY:
+        return f"on {date_words(day)}"
+    words = phrase.split()
+    unit = (words[-2] if words[-1] == "ago" else words[-1]).rstrip("s")
+    if unit in ("week", "month", "year"):
+        back = {"this": 0, "last": 1}.get(words[0])
+        if back is None:  # "two weeks ago"
+            back = int(words[0]) if words[0].isdigit() else _COUNTS[words[0]]
+        if unit == "week":
+            return f"in the week of {date_words(day - timedelta(days=day.weekday(), weeks=back))}"
+        if unit == "month":
+            months = day.year * 12 + day.month - 1 - back
+            first = day.replace(year=months // 12, month=months % 12 + 1, day=1)
+            return f"in {date_words(first, precision='month')}"
+        return f"in {day.year - back}"
+    if phrase == "last weekend":
+        saturday = day - timedelta(days=(day.weekday() - 5) % 7 or 7)
+        return f"on the weekend of {date_words(saturday)}"
+    reference = _REFERENCE.fullmatch(phrase)  # a day: yesterday, last Friday, 3 days ago
+    assert reference is not None
+    return f"on {date_words(_resolve(reference, day)[0])}"
+
+
+_PARTS_OF_DAY: Final = ("morning", "afternoon", "evening")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from hindsight.extract.base import Extracted
 from hindsight.models import Kind, Turn
+from hindsight.timewords import pinned
 
 _I = re.IGNORECASE
 _USER_ROLES = frozenset({"user", "human"})
@@ -807,5 +808,12 @@ class HeuristicExtractor:
             return []
         name = (turn.speaker or subject).strip() or "User"
         limit = len(turn.content) + len(name) + _SLACK
-        found = _user_text(turn.content, name, to_assistant=not multi_party)
-        return [e for e in found if len(e.content) <= limit]
+        found = [
+            e
+            for e in _user_text(turn.content, name, to_assistant=not multi_party)
+            if len(e.content) <= limit
+        ]
+        if turn.observed_at is None:
+            return found
+        # "... last week" would mean another week when read later: say which week
+        return [replace(e, content=pinned(e.content, turn.observed_at)) for e in found]
