@@ -94,6 +94,7 @@ _TRAILING: Final = re.compile(
     r"(?P<end>[.!]?)$",
     re.IGNORECASE,
 )
+_PARTS_OF_DAY: Final = ("morning", "afternoon", "evening")
 
 
 def pinned(text: str, said: datetime) -> str:
@@ -134,9 +135,6 @@ def _when(phrase: str, day: datetime) -> str:
     reference = _REFERENCE.fullmatch(phrase)  # a day: yesterday, last Friday, 3 days ago
     assert reference is not None
     return f"on {date_words(_resolve(reference, day)[0])}"
-
-
-_PARTS_OF_DAY: Final = ("morning", "afternoon", "evening")
 
 
 @dataclass(frozen=True, slots=True)
