@@ -88,6 +88,23 @@ def test_a_retained_experience_keeps_the_date_it_meant(hs: Hindsight) -> None:
     ]
 
 
+def test_a_turn_is_dated_in_the_users_time_zone(settings: Settings, embedder: Embeddings) -> None:
+    evening = datetime(2023, 12, 5, 3, 0, tzinfo=UTC)  # 19:00 on 4 December in Los Angeles
+    owner = "user:la"
+    west = settings.model_copy(update={"timezone": "America/Los_Angeles"})
+    with Hindsight(west, embedder=embedder) as hs:
+        kept = hs.retain(owner, "I attended a cooking class yesterday.", observed_at=evening)
+        assert hs.get(kept.created[0]).content == "User attended a cooking class on 3 December 2023"
+        (text,) = hs.store._read(  # what the keyword index reads of the turn
+            "SELECT d.text FROM keyword_docs d JOIN memories m ON m.rowid = d.key WHERE m.id = ?",
+            [kept.episodes[0]],
+        )[0]
+        # its own day and the day it means, in Los Angeles; not the UTC day
+        assert "4 December 2023" in text and "3 December 2023" in text
+        assert "5 December 2023" not in text
+        assert hs.get(kept.episodes[0]).observed_at == evening  # stored as the instant it was
+
+
 def test_a_question_naming_the_day_finds_the_turn_that_said_yesterday(hs: Hindsight) -> None:
     owner = "user:tw"
     hs.retain(owner, "I attended a cooking class yesterday.", observed_at=SAID)

@@ -53,7 +53,8 @@ class Settings(BaseSettings):
     rrf_k: int = Field(default=60, gt=0)
     candidates: int = Field(default=100, gt=0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
-    # whose days "yesterday" and "8 May" are, when a recall names no time zone
+    # the users' time zone: whose days "yesterday" and "8 May" are in what is retained,
+    # and in a query when a recall names no time zone of its own
     timezone: str = "UTC"
     hnsw_threshold: int = Field(default=20_000, gt=0)
     # change-log entries kept for indexes to catch up; one further behind rebuilds

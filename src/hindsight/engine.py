@@ -11,6 +11,7 @@ import math
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -189,9 +190,14 @@ class Hindsight:
             )
             for turn in turns
         ]
+        # "yesterday" in a turn is a day of the users' time zone, not of UTC
+        zone = validate.time_zone(self.settings.timezone)
+        local = [
+            replace(t, observed_at=t.observed_at and t.observed_at.astimezone(zone)) for t in turns
+        ]
         derived = [
             self._from_extracted(owner, item, episodes[item.turn_index], now=now)
-            for item in self.extractor.extract(turns, subject="User")
+            for item in self.extractor.extract(local, subject="User")
         ]
         return self._write([*episodes, *derived], now=now)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
+from hindsight.validate import time_zone
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
@@ -24,6 +25,7 @@ def open_store(settings: Settings) -> Store:
             context_turns=settings.context_turns,
             context_chars=settings.context_chars,
             context_weight=settings.context_weight,
+            zone=time_zone(settings.timezone),
         ),
     )
 

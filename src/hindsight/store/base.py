@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ class TextIndexing:
     context_turns: int = 2  # neighbouring turns of the same session, on each side
     context_chars: int = 300  # of each neighbour: context supplements a short turn only
     context_weight: float = 0.5  # BM25 weight of the neighbours' words (a turn's own: 1)
+    zone: tzinfo = UTC  # whose days a memory's date words are ("8 May 2023", "yesterday")
 
 
 @dataclass(slots=True)

@@ -263,7 +263,7 @@ class SQLiteStore(Store):
                     )
                 continue
             owner, kind, content, hints, speaker, observed, session = row
-            when = datetime.fromtimestamp(observed, tz=UTC)
+            when = datetime.fromtimestamp(observed, tz=self._text.zone)  # the users' days
             parts = [
                 content,
                 *json.loads(hints),
