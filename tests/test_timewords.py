@@ -256,6 +256,21 @@ def test_a_query_naming_a_time_favours_memories_from_then(hs: Hindsight) -> None
 
 @given(
     text=st.lists(st.sampled_from(WORDS.split())).map(" ".join),
+    said=st.datetimes(timezones=st.just(UTC)),  # the calendar's first day to its last
+)
+def test_dates_at_the_ends_of_the_calendar_are_left_alone(text: str, said: datetime) -> None:
+    referred_dates(text, said)
+    once = pinned(f"Sam went {text}", said)
+    assert pinned(once, said) == once
+
+
+def test_a_turn_from_the_first_year_is_kept_as_it_is(hs: Hindsight) -> None:
+    kept = hs.retain("user:old", "I went hiking last year.", observed_at="0001-01-02")
+    assert [hs.get(mid).content for mid in kept.created] == ["User went hiking last year"]
+
+
+@given(
+    text=st.lists(st.sampled_from(WORDS.split())).map(" ".join),
     said=st.datetimes(
         min_value=datetime(1971, 1, 1), max_value=datetime(2200, 12, 31), timezones=st.just(UTC)
     ),

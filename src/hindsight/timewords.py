@@ -51,12 +51,16 @@ def referred_dates(text: str, said: datetime) -> list[str]:
 
     Day references ("yesterday", "last Friday", "three days ago") give the day; week
     references ("last week", "two weeks ago") the month; "last month" the month;
-    "last year" the year. Dates the words of ``said`` itself already name are left out.
+    "last year" the year. Dates the words of ``said`` itself already name are left out,
+    and so are dates before the calendar's first ("yesterday", said on 1 January 1).
     """
     own = {date_words(said), date_words(said, precision="month"), str(said.year)}
     found: list[str] = []
     for match in _REFERENCE.finditer(text):
-        when, precision = _resolve(match, said)
+        try:
+            when, precision = _resolve(match, said)
+        except (ValueError, OverflowError):
+            continue
         words = date_words(when, precision=precision)
         if words not in own and words not in found:
             found.append(words)
@@ -104,12 +108,17 @@ def pinned(text: str, said: datetime) -> str:
     to a pride parade in the week of 1 May 2023": a memory outlives the week it was
     said in, and read later, "last week" would mean another week. Days give the day
     ("yesterday": "on 7 May 2023"), weeks the week from its Monday, months the month,
-    years the year. Text ending in no such phrase is returned as it is.
+    years the year. Text ending in no such phrase, or in one before the calendar's first
+    year, is returned as it is.
     """
     if not (match := _TRAILING.search(text)):
         return text
     day = said.replace(hour=0, minute=0, second=0, microsecond=0)
-    return f"{text[: match.start()]} {_when(match['phrase'].lower(), day)}{match['end']}"
+    try:
+        when = _when(match["phrase"].lower(), day)
+    except (ValueError, OverflowError):  # "last year", said in year 1
+        return text
+    return f"{text[: match.start()]} {when}{match['end']}"
 
 
 def _when(phrase: str, day: datetime) -> str:
@@ -128,7 +137,7 @@ def _when(phrase: str, day: datetime) -> str:
             months = day.year * 12 + day.month - 1 - back
             first = day.replace(year=months // 12, month=months % 12 + 1, day=1)
             return f"in {date_words(first, precision='month')}"
-        return f"in {day.year - back}"
+        return f"in {day.replace(year=day.year - back, month=1, day=1).year}"  # year >= 1
     if phrase == "last weekend":
         saturday = day - timedelta(days=(day.weekday() - 5) % 7 or 7)
         return f"on the weekend of {date_words(saturday)}"
