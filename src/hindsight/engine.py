@@ -101,6 +101,7 @@ class Hindsight:
             self.store.close()
             raise
         self._rerank = Rerank(half_life_days=self.settings.recency_half_life_days)
+        self._zone = validate.time_zone(self.settings.timezone)  # the users' days
         self._access: dict[str, int] = {}
         self._access_lock = threading.Lock()
         self._access_flushed = time.monotonic()
@@ -191,9 +192,9 @@ class Hindsight:
             for turn in turns
         ]
         # "yesterday" in a turn is a day of the users' time zone, not of UTC
-        zone = validate.time_zone(self.settings.timezone)
         local = [
-            replace(t, observed_at=t.observed_at and t.observed_at.astimezone(zone)) for t in turns
+            replace(t, observed_at=t.observed_at and t.observed_at.astimezone(self._zone))
+            for t in turns
         ]
         derived = [
             self._from_extracted(owner, item, episodes[item.turn_index], now=now)
@@ -361,7 +362,7 @@ class Hindsight:
             else validate.confidence(min_confidence, field="min_confidence"),
             current_only=not include_history,
         )
-        zone = validate.time_zone(self.settings.timezone if timezone is None else timezone)
+        zone = self._zone if timezone is None else validate.time_zone(timezone)
         n = max(self.settings.candidates, k * 2)
         vector = self.embedder.encode_query(query)
         now = datetime.now(UTC)

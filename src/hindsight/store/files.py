@@ -20,21 +20,19 @@ _TEMPORARY: Final = ".tmp"
 __all__ = ["digest", "remove_leftovers", "write_atomically"]
 
 
-def write_atomically(path: Path, write: Callable[[Path], object]) -> tuple[int, str]:
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """Have `write` fill a temporary file, then move it to `path`: readers see the old or
-    the new bytes, never a mix. Returns the new file's size and sha256."""
+    the new bytes, never a mix."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMPORARY}")
     try:
         write(tmp)
         with open(tmp, "rb") as file:
-            size, sha = digest(file)
             os.fsync(file.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    return size, sha
 
 
 def digest(file: BinaryIO) -> tuple[int, str]:

@@ -482,8 +482,15 @@ class VectorIndex:
             return
         index_path, sidecar_path = self._paths(entry.name)
         if entry.dirty or entry.saved_seq is None:
-            written = files.write_atomically(index_path, backend.to_file)
-            entry.saved_size, entry.saved_digest = written
+            written: list[tuple[int, str]] = []
+
+            def write(path: Path) -> None:  # the graph, and the digest its sidecar keeps
+                backend.to_file(path)
+                with open(path, "rb") as file:
+                    written.append(files.digest(file))
+
+            files.write_atomically(index_path, write)
+            entry.saved_size, entry.saved_digest = written[0]
         # else: only other owners' changes moved the log; the graph on disk still holds.
         meta = {
             "format": FORMAT_VERSION,
