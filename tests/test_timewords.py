@@ -256,7 +256,8 @@ def test_a_query_naming_a_time_favours_memories_from_then(hs: Hindsight) -> None
 
 @given(
     text=st.lists(st.sampled_from(WORDS.split())).map(" ".join),
-    said=st.datetimes(timezones=st.just(UTC)),  # the calendar's first day to its last
+    said=st.sampled_from([datetime.min, datetime.max]).map(lambda d: d.replace(tzinfo=UTC))
+    | st.datetimes(timezones=st.just(UTC)),  # the calendar's first and last days, and between
 )
 def test_dates_at_the_ends_of_the_calendar_are_left_alone(text: str, said: datetime) -> None:
     referred_dates(text, said)
