@@ -8,51 +8,29 @@ writer or another process never leaves rows and indexes disagreeing.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from hindsight.errors import EmbeddingMismatchError, StoreError
-from hindsight.models import Kind, Memory, Provenance, Source, Status
+from hindsight.errors import StoreError
+from hindsight.models import Memory
 from hindsight.store import files
-from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
-from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
+from hindsight.store.base import Filter, TextIndexing
 from hindsight.store.migrations import migrate
+from hindsight.store.sql import Connection, SQLStore
 from hindsight.store.vectors import VectorIndex
-from hindsight.timewords import date_words, referred_dates
-
-_LOGS = ("vector_log", "keyword_log")
-_PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
-_COLUMNS = (
-    "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "
-    "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
-    "last_accessed_at, access_count, status, embedding_model, attribute, metadata"
-)
-_M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in _COLUMNS.split(","))
 
 
-def _ts(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
-
-
-def _dt(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, tz=UTC)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-class SQLiteStore(Store):
+class SQLiteStore(SQLStore):
     """The default backend. Thread-safe; several processes may share the file."""
+
+    _LOGS = ("vector_log", "keyword_log")
+    _BY_KEY = "NOT INDEXED"  # look hits up by rowid, never scan an owner's rows
 
     def __init__(
         self,
@@ -76,75 +54,16 @@ class SQLiteStore(Store):
         except (OSError, sqlite3.DatabaseError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
         self.path = path
-        self._lock = threading.RLock()
-        self._index_dir = index_dir
         if index_dir is not None and index_dir.is_dir():
             files.remove_leftovers(index_dir)  # of writers that died mid-write
+        super().__init__(index_dir=index_dir, text=text, log_keep=log_keep)
         self._hnsw_threshold = hnsw_threshold
-        self._text = text or TextIndexing()
         self._index: VectorIndex | None = None
-        self._keywords = KeywordIndex(
-            self, context_weight=self._text.context_weight, directory=index_dir
-        )
-        self._log_keep = log_keep
-        self._writes = 0
-        self._dimension: int | None = None
-        self._model: str | None = None
 
-    # -- lifecycle -------------------------------------------------------------
-    def bind_embedding(self, model_id: str, dimension: int, *, rebind: bool = False) -> None:
-        with self._tx() as conn:
-            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            bound = (rows.get("embedding_model"), rows.get("dimension"))
-            if bound == (None, None) or (rebind and bound != (model_id, str(dimension))):
-                settings = [("embedding_model", model_id), ("dimension", str(dimension))]
-                if bound != (None, None):  # vectors of the old model remain until remade
-                    settings.append(("rebinding", "1"))
-                conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", settings)
-            elif bound != (model_id, str(dimension)):
-                raise EmbeddingMismatchError(
-                    f"this store holds vectors of {bound[0]} ({bound[1]}-d), not {model_id} "
-                    f"({dimension}-d); run 'hindsight reembed' to remake them with {model_id}"
-                )
-            elif "rebinding" in rows and not rebind:
-                raise EmbeddingMismatchError(
-                    f"re-embedding this store with {model_id} was interrupted; run "
-                    "'hindsight reembed' to finish it"
-                )
-        self._dimension = dimension
-        self._model = model_id
+    def _bound(self, model_id: str, dimension: int) -> None:
         self._index = VectorIndex(
             self, dimension, directory=self._index_dir, hnsw_threshold=self._hnsw_threshold
         )
-
-    def stale_vectors(self, limit: int) -> list[Memory]:
-        return self._memories(
-            self._read(
-                f"SELECT {_M_COLUMNS} FROM memories m JOIN vectors v ON v.key = m.rowid "
-                "WHERE v.model != ? OR v.dim != ? ORDER BY m.rowid LIMIT ?",
-                (self._model, self._dimension, limit),
-            )
-        )
-
-    def replace_vectors(self, pairs: Sequence[tuple[Memory, npt.NDArray[np.float32]]]) -> None:
-        keys: set[int] = set()
-        with self._tx() as conn:
-            for memory, vector in pairs:
-                row = conn.execute(
-                    "UPDATE memories SET embedding_model = ? WHERE id = ? RETURNING rowid",
-                    (memory.embedding_model, memory.id),
-                ).fetchone()
-                if row is not None:  # forgotten meanwhile: nothing to remake
-                    self._put_vector(conn, row[0], memory, vector)
-                    keys.add(row[0])
-            self._reindex(conn, keys)  # and the keyword text, as this version derives it
-        self._wrote()
-
-    def finish_rebind(self) -> None:
-        if self.stale_vectors(1):
-            raise StoreError("vectors of another model remain; re-embed them first")
-        with self._tx() as conn:
-            conn.execute("DELETE FROM meta WHERE key = 'rebinding'")
 
     def close(self) -> None:
         # Saving keyword indexes catches them up from the store first: not under the
@@ -157,8 +76,7 @@ class SQLiteStore(Store):
             self._conn.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all or nothing."""
+    def _tx(self) -> Iterator[Connection]:
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -178,127 +96,24 @@ class SQLiteStore(Store):
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"store query failed: {exc}") from exc
 
-    # -- long-term memory ------------------------------------------------------
-    def write(
-        self,
-        *,
-        insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
-        update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
-    ) -> None:
-        touched: set[int] = set()  # rows whose keyword-index text must be (re)built
-        with self._tx() as conn:
-            for memory, vector in insert:
-                cur = conn.execute(
-                    f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 21)})",
-                    self._row(memory),
-                )
-                key = cur.lastrowid
-                assert key is not None
-                self._put_vector(conn, key, memory, vector)
-                self._link(conn, memory)
-                touched.add(key)
-            for memory, maybe_vector in update:
-                row = conn.execute(
-                    "SELECT rowid FROM memories WHERE id = ?", (memory.id,)
-                ).fetchone()
-                if row is None:
-                    raise StoreError(f"memory {memory.id} vanished during the update")
-                key = row[0]
-                assignments = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(","))
-                conn.execute(
-                    f"UPDATE memories SET {assignments} WHERE rowid = ?", (*self._row(memory), key)
-                )
-                conn.execute("DELETE FROM derivations WHERE child = ?", (memory.id,))
-                self._link(conn, memory)
-                if maybe_vector is not None:
-                    self._put_vector(conn, key, memory, maybe_vector)
-                touched.add(key)
-            self._reindex(conn, touched | self._neighbours(conn, touched))
-        self._wrote()
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        with self._lock:  # one connection, no write of this process in between
+            yield
 
-    def _neighbours(self, conn: sqlite3.Connection, keys: set[int]) -> set[int]:
-        """Episodes within ``context_turns`` of these rows in the same session."""
-        found: set[int] = set()
-        if not self._text.context_turns:
-            return found
-        for key in keys:
-            row = conn.execute(
-                "SELECT owner, session_id FROM memories WHERE rowid = ? AND kind = 'episode'",
-                (key,),
-            ).fetchone()
-            if row is None or row[1] is None:
-                continue
-            for op, order in (("<", "DESC"), (">", "ASC")):
-                found.update(
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT rowid FROM memories WHERE owner = ? AND session_id = ? "
-                        f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} LIMIT ?",
-                        (row[0], row[1], key, self._text.context_turns),
-                    )
-                )
-        return found
+    def _log_head(self, log: str) -> int:
+        row = self._read("SELECT seq FROM sqlite_sequence WHERE name = ?", (log,))
+        return int(row[0][0]) if row else 0
 
-    def _reindex(self, conn: sqlite3.Connection, keys: set[int]) -> None:
-        """Rebuild the keyword-index rows of these memories from what the store now holds.
+    def _size_bytes(self) -> int:
+        paths = (self.path, Path(f"{self.path}-wal"))
+        return sum(p.stat().st_size for p in paths if p.exists())
 
-        What keyword search sees: the content, query hints, speaker and date, and for
-        a turn of a session its neighbouring turns (the turn alone is often too short
-        to share words with a question about it; the turn itself is still what is
-        returned). A deleted row just leaves the index.
-        """
-        for key in sorted(keys):
-            row = conn.execute(
-                "SELECT owner, kind, content, query_hints, speaker, observed_at, session_id "
-                "FROM memories WHERE rowid = ?",
-                (key,),
-            ).fetchone()
-            if row is None:
-                gone = conn.execute(
-                    "DELETE FROM keyword_docs WHERE key = ? RETURNING owner", (key,)
-                ).fetchone()
-                if gone is not None:
-                    conn.execute(
-                        "INSERT INTO keyword_log (owner, key) VALUES (?, ?)", (gone[0], key)
-                    )
-                continue
-            owner, kind, content, hints, speaker, observed, session = row
-            when = datetime.fromtimestamp(observed, tz=self._text.zone)  # the users' days
-            parts = [
-                content,
-                *json.loads(hints),
-                speaker or "",
-                date_words(when),
-                *referred_dates(content, when),
-            ]
-            context: list[str] = []
-            if kind == Kind.EPISODE.value and session is not None and self._text.context_turns:
-                for op, order in (("<", "DESC"), (">", "ASC")):
-                    context.extend(
-                        r[0][: self._text.context_chars]
-                        for r in conn.execute(
-                            "SELECT content FROM memories WHERE owner = ? AND session_id = ? "
-                            f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} "
-                            "LIMIT ?",
-                            (owner, session, key, self._text.context_turns),
-                        )
-                    )
-            conn.execute(
-                "INSERT OR REPLACE INTO keyword_docs (key, owner, text, context) "
-                "VALUES (?, ?, ?, ?)",
-                (key, owner, "\n".join(parts), "\n".join(context)),
-            )
-            conn.execute("INSERT INTO keyword_log (owner, key) VALUES (?, ?)", (owner, key))
-
+    # -- vectors: rows in the file, searched by an index in this process ------------
     def _put_vector(
-        self, conn: sqlite3.Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
+        self, conn: Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
     ) -> None:
-        if self._dimension is None:
-            raise StoreError("bind_embedding() must be called before writing vectors")
-        if vector.shape != (self._dimension,):
-            raise EmbeddingMismatchError(
-                f"vector of shape {vector.shape} does not fit this {self._dimension}-d store"
-            )
+        self._check_vector(vector)
         blob = np.ascontiguousarray(vector, dtype="<f4").tobytes()
         conn.execute(
             "INSERT OR REPLACE INTO vectors (key, owner, model, dim, vec) VALUES (?, ?, ?, ?, ?)",
@@ -308,138 +123,23 @@ class SQLiteStore(Store):
             "INSERT INTO vector_log (owner, key, op) VALUES (?, ?, 1)", (memory.owner, key)
         )
 
-    @staticmethod
-    def _link(conn: sqlite3.Connection, memory: Memory) -> None:
-        conn.executemany(
-            "INSERT OR IGNORE INTO derivations (child, parent) VALUES (?, ?)",
-            [(memory.id, parent) for parent in memory.provenance.derived_from],
-        )
+    def _drop_vector(self, conn: Connection, key: int, owner: str) -> None:
+        conn.execute("DELETE FROM vectors WHERE key = ?", (key,))
+        conn.execute("INSERT INTO vector_log (owner, key, op) VALUES (?, ?, 0)", (owner, key))
 
-    @staticmethod
-    def _row(m: Memory) -> tuple[Any, ...]:
-        return (
-            m.id,
-            m.owner,
-            m.kind.value,
-            m.content,
-            json.dumps(m.query_hints, ensure_ascii=False),
-            m.confidence,
-            m.provenance.source.value,
-            m.provenance.session_id,
-            m.provenance.speaker,
-            _ts(m.observed_at),
-            _ts(m.created_at),
-            _ts(m.updated_at),
-            _ts(m.valid_from),
-            _ts(m.valid_to),
-            m.superseded_by,
-            _ts(m.last_accessed_at),
-            m.access_count,
-            m.status.value,
-            m.embedding_model,
-            m.attribute,
-            json.dumps(m.metadata, ensure_ascii=False),
-        )
-
-    def _memories(self, rows: list[tuple[Any, ...]]) -> list[Memory]:
-        if not rows:
-            return []
-        ids = [r[0] for r in rows]
-        parents: dict[str, list[str]] = {}
-        for chunk in _chunks(ids):
-            for child, parent in self._read(
-                f"SELECT child, parent FROM derivations WHERE child IN ({_marks(chunk)}) "
-                "ORDER BY child, parent",
-                chunk,
+    def _forgot(self, owners: set[str]) -> None:
+        # An owner with nothing left loses its index files too: no vectors of
+        # forgotten memories stay on disk. A saved keyword index holds words of what was
+        # forgotten: it goes (rewritten without them when this process flushes).
+        for owner in owners:
+            if self._index is not None and not self._read(
+                "SELECT 1 FROM vectors WHERE owner = ? LIMIT 1", (owner,)
             ):
-                parents.setdefault(child, []).append(parent)
-        return [_memory(r, parents.get(r[0], [])) for r in rows]
+                self._index.drop(owner)
+                self._keywords.drop(owner)
+            else:
+                self._keywords.drop_saved(owner)
 
-    def get(self, ids: Sequence[str]) -> list[Memory]:
-        found: dict[str, tuple[Any, ...]] = {}
-        for chunk in _chunks(list(ids)):
-            for row in self._read(
-                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({_marks(chunk)})", chunk
-            ):
-                found[row[0]] = row
-        return self._memories([found[i] for i in dict.fromkeys(ids) if i in found])
-
-    def list_memories(self, flt: Filter, *, limit: int, offset: int = 0) -> list[Memory]:
-        where, params = _where(flt)
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
-            "ORDER BY observed_at DESC, rowid DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        )
-        return self._memories(rows)
-
-    def count(self, flt: Filter) -> int:
-        where, params = _where(flt)
-        return int(self._read(f"SELECT count(*) FROM memories m WHERE {where}", params)[0][0])
-
-    def iterate(self, flt: Filter) -> Iterator[Memory]:
-        where, params = _where(flt)
-        last = -1
-        while True:
-            rows = self._read(
-                f"SELECT rowid, {_COLUMNS} FROM memories m WHERE {where} AND rowid > ? "
-                "ORDER BY rowid LIMIT 500",
-                (*params, last),
-            )
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield from self._memories([r[1:] for r in rows])
-
-    def find_attribute(self, owner: str, kind: Kind, attribute: str) -> list[Memory]:
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND attribute = ? "
-            "AND status = 'active' AND valid_to IS NULL ORDER BY observed_at",
-            (owner, kind.value, attribute),
-        )
-        return self._memories(rows)
-
-    def find_exact(self, owner: str, kind: Kind, content: str) -> Memory | None:
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND content = ? "
-            "AND status = 'active' AND valid_to IS NULL LIMIT 1",
-            (owner, kind.value, content),
-        )
-        found = self._memories(rows)
-        return found[0] if found else None
-
-    def find_episodes(self, owner: str, session_id: str | None, content: str) -> list[Memory]:
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = 'episode' "
-            "AND session_id IS ? AND content = ? ORDER BY rowid",
-            (owner, session_id, content),
-        )
-        return self._memories(rows)
-
-    def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
-        following: dict[int, str] = {}
-        for mid in ids:
-            row = self._read(
-                "SELECT n.rowid FROM memories q JOIN memories n ON n.owner = q.owner "
-                "AND n.session_id = q.session_id AND n.kind = 'episode' AND n.rowid > q.rowid "
-                "WHERE q.id = ? AND q.kind = 'episode' ORDER BY n.rowid LIMIT 1",
-                (mid,),
-            )
-            if row:
-                following[row[0][0]] = mid
-        if not following:
-            return {}
-        where, params = _where(flt)
-        keys = list(following)
-        rows = self._read(
-            f"SELECT {_COLUMNS}, rowid FROM memories AS m NOT INDEXED "
-            f"WHERE rowid IN ({_marks(keys)}) AND {where}",
-            (*keys, *params),
-        )
-        found = {m.id: m for m in self._memories([r[:-1] for r in rows])}
-        return {following[r[-1]]: found[r[0]] for r in rows}
-
-    # -- search ----------------------------------------------------------------
     def vector_search(
         self, flt: Filter, query: npt.NDArray[np.float32], k: int
     ) -> list[tuple[str, float]]:
@@ -452,74 +152,6 @@ class SQLiteStore(Store):
             return [h for part in found for h in part], all(len(p) < n for p in found)
 
         return self._top_within(flt, k, hits)
-
-    def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
-        terms = query_terms(query)
-        if not terms:
-            return []
-
-        def hits(n: int) -> tuple[list[tuple[int, float]], bool]:
-            found = [self._keywords.search(owner, terms, n) for owner in flt.owners]
-            return [h for part in found for h in part], all(len(p) < n for p in found)
-
-        return self._top_within(flt, k, hits)
-
-    def _top_within(
-        self,
-        flt: Filter,
-        k: int,
-        hits: Callable[[int], tuple[list[tuple[int, float]], bool]],
-    ) -> list[tuple[str, float]]:
-        """The best ``k`` of an index's hits (row keys, scores) that pass the filter.
-
-        ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
-        narrow filter rejects most of them, look further.
-        """
-        where, params = _where(flt)
-        fetch = max(k * 4, 64)
-        while True:
-            found, exhausted = hits(fetch)
-            scores = dict(found)
-            allowed: list[tuple[str, int]] = []
-            for chunk in _chunks(list(scores)):
-                allowed.extend(
-                    self._read(
-                        # NOT INDEXED: look the hits up by rowid, never scan an owner's rows
-                        f"SELECT id, rowid FROM memories AS m NOT INDEXED "
-                        f"WHERE rowid IN ({_marks(chunk)}) AND {where}",
-                        (*chunk, *params),
-                    )
-                )
-            if len(allowed) >= k or exhausted:
-                ranked = sorted(((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1])
-                return ranked[:k]
-            fetch *= 4
-
-    # -- KeywordSource, for the keyword index -------------------------------------
-    def keyword_snapshot(self, owner: str) -> tuple[list[tuple[int, str, str]], int]:
-        with self._lock:  # one consistent read: the head and the rows it covers
-            head = self.keyword_log_head()
-            rows = self._read(
-                "SELECT key, text, context FROM keyword_docs WHERE owner = ? ORDER BY key",
-                (owner,),
-            )
-        return [(int(key), text, context) for key, text, context in rows], head
-
-    def keyword_changes(self, owner: str, after_seq: int) -> tuple[list[TextChange], int] | None:
-        with self._lock:
-            if after_seq < self._pruned("keyword_log"):
-                return None  # the log no longer reaches back that far: rebuild
-            head = self.keyword_log_head()
-            rows = self._read(
-                "SELECT l.seq, l.key, d.text, d.context FROM keyword_log l "
-                "LEFT JOIN keyword_docs d ON d.key = l.key "
-                "WHERE l.owner = ? AND l.seq > ? AND l.seq <= ? ORDER BY l.seq",
-                (owner, after_seq, head),
-            )
-        return [(int(seq), int(key), text, context) for seq, key, text, context in rows], head
-
-    def keyword_log_head(self) -> int:
-        return self._log_head("keyword_log")
 
     # -- VectorSource, for the index ---------------------------------------------
     def vector_snapshot(
@@ -556,315 +188,5 @@ class SQLiteStore(Store):
             changes.append((seq, key, vector))
         return changes, head
 
-    # -- change logs: kept to the last ``log_keep`` entries -----------------------
-    def prune_logs(self) -> None:
-        """Drop change-log entries older than the last ``log_keep`` of each log.
-
-        An index further behind than that finds its log cut (``*_changes`` returns
-        None) and rebuilds from the rows, so pruning never loses a change.
-        """
-        with self._tx() as conn:
-            for log in _LOGS:
-                cut = self._log_head(log) - self._log_keep
-                if (
-                    cut > self._pruned(log)
-                    and conn.execute(f"DELETE FROM {log} WHERE seq <= ?", (cut,)).rowcount
-                ):
-                    conn.execute(
-                        "INSERT INTO meta (key, value) VALUES (?, ?) "
-                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                        (f"{log}_pruned", str(cut)),
-                    )
-
-    def _pruned(self, log: str) -> int:
-        """The newest seq pruned from ``log`` (0 if none): changes after it are all there."""
-        row = self._read("SELECT value FROM meta WHERE key = ?", (f"{log}_pruned",))
-        return int(row[0][0]) if row else 0
-
-    def _wrote(self) -> None:
-        """Count a write; every ``_PRUNE_EVERY`` writes, prune the change logs."""
-        self._writes += 1
-        if self._writes % _PRUNE_EVERY == 0:
-            self.prune_logs()
-
     def vector_log_head(self) -> int:
         return self._log_head("vector_log")
-
-    def _log_head(self, log: str) -> int:
-        row = self._read("SELECT seq FROM sqlite_sequence WHERE name = ?", (log,))
-        return int(row[0][0]) if row else 0
-
-    # -- access, deletion ------------------------------------------------------
-    def record_access(self, hits: dict[str, int], at: datetime) -> None:
-        if not hits:
-            return
-        with self._tx() as conn:
-            conn.executemany(
-                "UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? "
-                "WHERE id = ?",
-                [(n, at.timestamp(), mid) for mid, n in hits.items()],
-            )
-
-    def children(self, parent_ids: Sequence[str]) -> list[Memory]:
-        ids: list[str] = []
-        for chunk in _chunks(list(parent_ids)):
-            ids.extend(
-                r[0]
-                for r in self._read(
-                    f"SELECT DISTINCT child FROM derivations WHERE parent IN ({_marks(chunk)})",
-                    chunk,
-                )
-            )
-        return self.get(ids)
-
-    def derived_closure(self, ids: Sequence[str], *, quoting: Collection[Kind] = ()) -> list[str]:
-        quotes = {kind.value for kind in quoting}
-        gone = set(ids)
-        derived: list[str] = []
-        frontier = list(ids)
-        while frontier:
-            children: set[str] = set()
-            for chunk in _chunks(frontier):
-                children.update(
-                    r[0]
-                    for r in self._read(
-                        f"SELECT child FROM derivations WHERE parent IN ({_marks(chunk)})", chunk
-                    )
-                )
-            frontier = []
-            for child in sorted(children - gone):
-                parents = {
-                    r[0]
-                    for r in self._read("SELECT parent FROM derivations WHERE child = ?", (child,))
-                }
-                kind = self._read("SELECT kind FROM memories WHERE id = ?", (child,))
-                if parents <= gone or (kind and kind[0][0] in quotes):
-                    gone.add(child)
-                    derived.append(child)
-                    frontier.append(child)
-        return derived
-
-    def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
-        owners: set[str] = set()
-        with self._tx() as conn:
-            gone: set[int] = set()
-            for chunk in _chunks(list(ids)):
-                rows = conn.execute(
-                    f"SELECT rowid, owner FROM memories WHERE id IN ({_marks(chunk)})", chunk
-                ).fetchall()
-                owners.update(owner for _, owner in rows)
-                keys = {key for key, _ in rows}
-                gone |= keys | self._neighbours(conn, keys)  # neighbours quote deleted text
-                for key, owner in rows:
-                    conn.execute("DELETE FROM vectors WHERE key = ?", (key,))
-                    conn.execute(
-                        "INSERT INTO vector_log (owner, key, op) VALUES (?, ?, 0)", (owner, key)
-                    )
-                marks = _marks(chunk)
-                conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM derivations WHERE child IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM derivations WHERE parent IN ({marks})", chunk)
-                conn.execute(
-                    f"UPDATE memories SET superseded_by = NULL WHERE superseded_by IN ({marks})",
-                    chunk,
-                )
-            self._reindex(conn, gone)
-            conn.execute(
-                "INSERT INTO receipts (id, at, owner, criteria, deleted_ids, derived_ids) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    receipt["id"],
-                    receipt["at"].timestamp(),
-                    receipt.get("owner"),
-                    json.dumps(receipt["criteria"], default=str),
-                    json.dumps(receipt["deleted_ids"]),
-                    json.dumps(receipt["derived_ids"]),
-                ),
-            )
-        self._wrote()
-        # An owner with nothing left loses its index files too: no vectors of
-        # forgotten memories stay on disk. A saved keyword index holds words of what was
-        # forgotten: it goes (rewritten without them when this process flushes).
-        for owner in owners:
-            if self._index is not None and not self._read(
-                "SELECT 1 FROM vectors WHERE owner = ? LIMIT 1", (owner,)
-            ):
-                self._index.drop(owner)
-                self._keywords.drop(owner)
-            else:
-                self._keywords.drop_saved(owner)
-
-    def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"
-        params: tuple[Any, ...] = ()
-        if owner is not None:
-            sql += " WHERE owner = ?"
-            params = (owner,)
-        rows = self._read(sql + " ORDER BY at DESC LIMIT ?", (*params, limit))
-        return [
-            {
-                "id": r[0],
-                "at": _dt(r[1]),
-                "owner": r[2],
-                "criteria": json.loads(r[3]),
-                "deleted_ids": json.loads(r[4]),
-                "derived_ids": json.loads(r[5]),
-            }
-            for r in rows
-        ]
-
-    def stats(self, owner: str | None = None) -> StoreStats:
-        cond, params = ("WHERE owner = ?", (owner,)) if owner else ("", ())
-        by_kind = dict(
-            self._read(f"SELECT kind, count(*) FROM memories {cond} GROUP BY kind", params)
-        )
-        by_status = dict(
-            self._read(f"SELECT status, count(*) FROM memories {cond} GROUP BY status", params)
-        )
-        owners = self._read(f"SELECT count(DISTINCT owner) FROM memories {cond}", params)[0][0]
-        wm = self._read(f"SELECT count(*) FROM working_memory {cond}", params)[0][0]
-        meta = dict(self._read("SELECT key, value FROM meta"))
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-        return StoreStats(
-            memories=sum(by_kind.values()),
-            by_kind=by_kind,
-            by_status=by_status,
-            owners=int(owners),
-            working_turns=int(wm),
-            embedding_model=meta.get("embedding_model"),
-            dimension=int(meta["dimension"]) if "dimension" in meta else None,
-            size_bytes=size,
-        )
-
-    # -- working memory --------------------------------------------------------
-    def wm_append(self, turn: WorkingTurn) -> WorkingTurn:
-        with self._tx() as conn:
-            cur = conn.execute(
-                "INSERT INTO working_memory (owner, session_id, role, content, speaker, "
-                "tool_name, tokens, created_at, expires_at, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    turn.owner,
-                    turn.session_id,
-                    turn.role,
-                    turn.content,
-                    turn.speaker,
-                    turn.tool_name,
-                    turn.tokens,
-                    turn.created_at.timestamp(),
-                    turn.expires_at.timestamp(),
-                    json.dumps(turn.metadata, ensure_ascii=False),
-                ),
-            )
-            assert cur.lastrowid is not None
-            turn.seq = cur.lastrowid
-        return turn
-
-    def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
-        rows = self._read(
-            "SELECT seq, owner, session_id, role, content, tokens, created_at, expires_at, "
-            "speaker, tool_name, metadata FROM working_memory "
-            "WHERE owner = ? AND session_id = ? AND expires_at > ? ORDER BY seq",
-            (owner, session_id, now.timestamp()),
-        )
-        return [
-            WorkingTurn(
-                seq=r[0],
-                owner=r[1],
-                session_id=r[2],
-                role=r[3],
-                content=r[4],
-                tokens=r[5],
-                created_at=_dt(r[6]) or now,
-                expires_at=_dt(r[7]) or now,
-                speaker=r[8],
-                tool_name=r[9],
-                metadata=json.loads(r[10]),
-            )
-            for r in rows
-        ]
-
-    def wm_clear(self, owner: str, session_id: str, *, up_to_seq: int | None = None) -> int:
-        with self._tx() as conn:
-            sql = "DELETE FROM working_memory WHERE owner = ? AND session_id = ?"
-            params: tuple[Any, ...] = (owner, session_id)
-            if up_to_seq is not None:
-                sql += " AND seq <= ?"
-                params += (up_to_seq,)
-            return conn.execute(sql, params).rowcount
-
-    def wm_sessions(self, owner: str, now: datetime) -> list[tuple[str, int, int]]:
-        rows = self._read(
-            "SELECT session_id, count(*), sum(tokens) FROM working_memory "
-            "WHERE owner = ? AND expires_at > ? GROUP BY session_id ORDER BY max(seq) DESC",
-            (owner, now.timestamp()),
-        )
-        return [(r[0], int(r[1]), int(r[2])) for r in rows]
-
-    def wm_purge_expired(self, now: datetime) -> int:
-        with self._tx() as conn:
-            return conn.execute(
-                "DELETE FROM working_memory WHERE expires_at <= ?", (now.timestamp(),)
-            ).rowcount
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ", ".join("?" * len(values))
-
-
-def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(values), size):
-        yield values[i : i + size]
-
-
-def _where(flt: Filter) -> tuple[str, list[Any]]:
-    """The SQL condition (on table alias ``m``) and parameters of a filter."""
-    clauses = [f"m.owner IN ({_marks(flt.owners)})"]
-    params: list[Any] = list(flt.owners)
-    if flt.kinds:
-        clauses.append(f"m.kind IN ({_marks(flt.kinds)})")
-        params.extend(k.value for k in flt.kinds)
-    if flt.statuses:
-        clauses.append(f"m.status IN ({_marks(flt.statuses)})")
-        params.extend(s.value for s in flt.statuses)
-    if flt.since is not None:
-        clauses.append("m.observed_at >= ?")
-        params.append(flt.since.timestamp())
-    if flt.until is not None:
-        clauses.append("m.observed_at <= ?")
-        params.append(flt.until.timestamp())
-    if flt.min_confidence is not None:
-        clauses.append("m.confidence >= ?")
-        params.append(flt.min_confidence)
-    if flt.current_only:
-        clauses.append("m.valid_to IS NULL")
-    if flt.session_id is not None:
-        clauses.append("m.session_id = ?")
-        params.append(flt.session_id)
-    return " AND ".join(clauses), params
-
-
-def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
-    return Memory(
-        id=r[0],
-        owner=r[1],
-        kind=Kind(r[2]),
-        content=r[3],
-        query_hints=json.loads(r[4]),
-        confidence=r[5],
-        provenance=Provenance(
-            source=Source(r[6]), session_id=r[7], speaker=r[8], derived_from=derived_from
-        ),
-        observed_at=_dt(r[9]) or _now(),
-        created_at=_dt(r[10]) or _now(),
-        updated_at=_dt(r[11]) or _now(),
-        valid_from=_dt(r[12]),
-        valid_to=_dt(r[13]),
-        superseded_by=r[14],
-        last_accessed_at=_dt(r[15]),
-        access_count=r[16],
-        status=Status(r[17]),
-        embedding_model=r[18],
-        attribute=r[19],
-        metadata=json.loads(r[20]),
-    )
