@@ -349,6 +349,7 @@ def test_the_server_deletes_expired_working_memory(
         assert hs.stats().working_turns == 0
 
 
+@pytest.mark.embedded  # a closed PostgreSQL connection is a StoreError: 503, tested below
 def test_an_unexpected_failure_is_a_plain_500_and_ready_says_503(
     settings: Settings, embedder: Embeddings
 ) -> None:

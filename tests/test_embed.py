@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import execute_sql
 from providers import TinyHash
 
 from hindsight import (
@@ -91,8 +91,7 @@ def test_reembed_moves_a_store_to_the_configured_model(
     settings: Settings, embedder: Embeddings
 ) -> None:
     kept = _tiny_store(settings)
-    with sqlite3.connect(settings.database_path) as db:  # as an older version wrote it
-        db.execute("UPDATE keyword_docs SET text = 'stale'")
+    execute_sql(settings, "UPDATE keyword_docs SET text = 'stale'")  # as an older version
     done: list[int] = []
     assert reembed(settings, embedder=embedder, progress=done.append) == len(kept) == done[-1]
     with Hindsight(settings, embedder=embedder) as hs:

@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", extra="ignore")
 
     home: Path = Field(default_factory=default_home)
+    # PostgreSQL with pgvector instead of the embedded SQLite file, as a libpq URL
+    # (postgresql://user:password@host:5432/db); caches stay under ``home``
+    database_url: str | None = None
     embedding_provider: str = "minilm"
     extractor: str = "heuristic"
 
@@ -67,6 +70,13 @@ class Settings(BaseSettings):
 
     # tests relax durability where durability is not what they test
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a PostgreSQL URL: postgresql://user:password@host/db")
+        return value
 
     @field_validator("timezone")
     @classmethod

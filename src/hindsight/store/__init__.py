@@ -12,7 +12,23 @@ if TYPE_CHECKING:
 
 
 def open_store(settings: Settings) -> Store:
-    """The store the settings describe: the embedded SQLite file under ``settings.home``."""
+    """The store the settings describe: PostgreSQL when ``database_url`` is set, else
+    the embedded SQLite file under ``settings.home``."""
+    text = TextIndexing(
+        context_turns=settings.context_turns,
+        context_chars=settings.context_chars,
+        context_weight=settings.context_weight,
+        zone=time_zone(settings.timezone),
+    )
+    if settings.database_url is not None:
+        from hindsight.store.postgres import PostgresStore
+
+        return PostgresStore(
+            settings.database_url,
+            index_dir=settings.index_dir,
+            text=text,
+            log_keep=settings.log_keep,
+        )
     from hindsight.store.sqlite import SQLiteStore
 
     return SQLiteStore(
@@ -21,12 +37,7 @@ def open_store(settings: Settings) -> Store:
         hnsw_threshold=settings.hnsw_threshold,
         synchronous=settings.sqlite_synchronous,
         log_keep=settings.log_keep,
-        text=TextIndexing(
-            context_turns=settings.context_turns,
-            context_chars=settings.context_chars,
-            context_weight=settings.context_weight,
-            zone=time_zone(settings.timezone),
-        ),
+        text=text,
     )
 
 

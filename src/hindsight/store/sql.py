@@ -355,7 +355,7 @@ class SQLStore(Store):
         return self._memories([found[i] for i in dict.fromkeys(ids) if i in found])
 
     def list_memories(self, flt: Filter, *, limit: int, offset: int = 0) -> list[Memory]:
-        where, params = _where(flt)
+        where, params = filter_sql(flt)
         rows = self._read(
             f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
             "ORDER BY observed_at DESC, rowid DESC LIMIT ? OFFSET ?",
@@ -364,11 +364,11 @@ class SQLStore(Store):
         return self._memories(rows)
 
     def count(self, flt: Filter) -> int:
-        where, params = _where(flt)
+        where, params = filter_sql(flt)
         return int(self._read(f"SELECT count(*) FROM memories m WHERE {where}", params)[0][0])
 
     def iterate(self, flt: Filter) -> Iterator[Memory]:
-        where, params = _where(flt)
+        where, params = filter_sql(flt)
         last = -1
         while True:
             rows = self._read(
@@ -420,7 +420,7 @@ class SQLStore(Store):
                 following[row[0][0]] = mid
         if not following:
             return {}
-        where, params = _where(flt)
+        where, params = filter_sql(flt)
         keys = list(following)
         rows = self._read(
             f"SELECT {_COLUMNS}, rowid FROM memories AS m {self._BY_KEY} "
@@ -453,7 +453,7 @@ class SQLStore(Store):
         ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
         narrow filter rejects most of them, look further.
         """
-        where, params = _where(flt)
+        where, params = filter_sql(flt)
         fetch = max(k * 4, 64)
         while True:
             found, exhausted = hits(fetch)
@@ -736,7 +736,7 @@ def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
         yield values[i : i + size]
 
 
-def _where(flt: Filter) -> tuple[str, list[Any]]:
+def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
     """The SQL condition (on table alias ``m``) and parameters of a filter."""
     clauses = [f"m.owner IN ({_marks(flt.owners)})"]
     params: list[Any] = list(flt.owners)

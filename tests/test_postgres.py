@@ -1,0 +1,160 @@
+"""What only the PostgreSQL store has: several servers on one database, pgvector search,
+its errors. (Every test that takes ``settings`` runs on PostgreSQL too: see conftest.)"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+from providers import TinyHash
+from pydantic import ValidationError as SettingsError
+
+from hindsight import Hindsight, Settings, StoreError
+from hindsight.api import create_app
+from hindsight.embed import Embeddings
+from hindsight.models import Kind
+from hindsight.store import Filter
+from hindsight.store.postgres import PostgresStore
+from hindsight.store.sql import filter_sql
+
+
+@pytest.fixture
+def pg(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), database_url=database_url)
+
+
+def test_two_servers_on_one_database_see_each_others_writes(
+    pg: Settings, embedder: Embeddings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    other = pg.model_copy(update={"home": tmp_path_factory.mktemp("other")})  # own caches
+    with Hindsight(pg, embedder=embedder) as a, Hindsight(other, embedder=embedder) as b:
+        a.retain("user:alice", "I play the cello in a quartet.")
+        assert [r.memory.content for r in b.recall("user:alice", "cello", k=1)] == [
+            "I play the cello in a quartet."
+        ]  # b's keyword index was built now; the next write must reach it too
+        a.retain("user:alice", "My sister Maya lives in Lisbon.")
+        hits = b.store.keyword_search(Filter(owners=["user:alice"]), "Lisbon", 5)
+        assert "Lisbon" in b.get(hits[0][0]).content
+        receipt = b.forget(owner="user:alice")
+        assert receipt.deleted_ids
+        assert a.recall("user:alice", "cello Lisbon", k=5) == []
+
+
+def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
+    """An HNSW pass that a filter thins below ``k`` is redone exactly."""
+    n = 20_000  # enough rows that the planner prefers the HNSW index
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((n, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store = PostgresStore(pg.database_url or "")
+    try:
+        store.bind_embedding("random", 16)
+        raw = store._conn.raw
+        with raw.transaction():  # one owner; one memory in 200 a preference
+            raw.execute(
+                "INSERT INTO memories (id, owner, kind, content, confidence, source, "
+                "observed_at, created_at, updated_at, status) SELECT 'm' || i, 'user:alice', "
+                "CASE WHEN i %% 200 = 0 THEN 'preference' ELSE 'fact' END, 'x' || i, 1, "
+                "'user', 0, 0, 0, 'active' FROM generate_series(1, %s) i",
+                (n,),
+            )
+            with raw.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO vectors SELECT rowid, owner, 'random', 16, %s::vector "
+                    "FROM memories WHERE id = %s",
+                    [(str(v.tolist()), f"m{i + 1}") for i, v in enumerate(vectors)],
+                )
+            raw.execute("ANALYZE")
+        query = vectors[199]  # m200, a preference
+        scores = vectors @ query
+        rare = Filter(owners=["user:alice"], kinds=[Kind.PREFERENCE])
+        assert "vectors_hnsw_16" in _plan(
+            store, rare, query
+        )  # the planner takes the index, and the filter
+        found = store.vector_search(rare, query, 10)  # leaves its pass short
+        preferences = [i for i in range(n) if (i + 1) % 200 == 0]
+        exact = sorted(preferences, key=lambda i: -scores[i])[:10]
+        assert [mid for mid, _ in found] == [f"m{i + 1}" for i in exact]
+        assert found[0][1] == pytest.approx(1.0, abs=1e-5)
+        wide = store.vector_search(Filter(owners=["user:alice"]), query, 20)
+        best = {f"m{i + 1}" for i in np.argsort(-scores)[:20]}
+        assert len(best & {mid for mid, _ in wide}) >= 18  # HNSW may swap a near tie
+    finally:
+        store.close()
+
+
+def _plan(store: PostgresStore, flt: Filter, query: np.ndarray) -> str:
+    where, params = filter_sql(flt)
+    rows = store._read(
+        "EXPLAIN SELECT m.id FROM vectors v JOIN memories m ON m.rowid = v.key "
+        f"WHERE {where} AND v.dim = 16 ORDER BY v.vec::vector(16) <=> ?::vector(16) LIMIT 10",
+        (*params, str(query.tolist())),
+    )
+    return " ".join(r[0] for r in rows)
+
+
+def test_reembedding_to_another_dimension_moves_the_hnsw_index(
+    pg: Settings, embedder: Embeddings
+) -> None:
+    with Hindsight(pg, embedder=TinyHash()) as hs:
+        hs.retain("user:alice", "I love jazz.")
+
+    def indexes() -> set[str]:
+        with psycopg.connect(pg.database_url or "") as conn:
+            rows = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%%' "
+                "AND schemaname = current_schema()"
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    assert indexes() == {f"vectors_hnsw_{TinyHash.dimension}"}
+    from hindsight.reembed import reembed
+
+    assert reembed(pg, embedder=embedder) > 0
+    assert indexes() == {f"vectors_hnsw_{embedder.dimension}"}
+    with Hindsight(pg, embedder=embedder) as hs:
+        assert hs.recall("user:alice", "what music does she enjoy?", k=1)
+
+
+def test_a_url_that_is_not_postgresql_is_refused_before_connecting() -> None:
+    with pytest.raises(SettingsError, match="must be a PostgreSQL URL"):
+        Settings(database_url="mysql://localhost/db")
+
+
+def test_an_unreachable_database_is_one_clear_error(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    settings = Settings(
+        home=tmp_path_factory.mktemp("home"),
+        database_url="postgresql://nobody@127.0.0.1:1/none?connect_timeout=2",
+    )
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL") as caught:
+        Hindsight(settings, embedder=TinyHash())
+    assert "\n" not in str(caught.value)
+
+
+def test_a_database_gone_under_the_server_is_a_503(pg: Settings, embedder: Embeddings) -> None:
+    hs = Hindsight(pg, embedder=embedder)
+    with TestClient(create_app(hs, mcp=False), raise_server_exceptions=False) as api:
+        assert api.get("/ready").status_code == 200
+        hs.store.close()  # the connection goes away
+        response = api.get("/v1/stats", params={"owner": "user:alice"})
+        assert response.status_code == 503
+        assert response.json()["error"]["type"] == "StoreError"
+        assert api.get("/ready").status_code == 503
+
+
+def test_content_of_any_length_is_found_exactly(hs_pg: Hindsight) -> None:
+    long = "a very long note " * 1_500  # past a B-tree entry's size: the index hashes it
+    (first,) = hs_pg.retain("user:alice", long, kind="fact").created
+    again = hs_pg.retain("user:alice", long, kind="fact")
+    assert again.created == [] and first in again.updated  # a duplicate, found exactly
+
+
+@pytest.fixture
+def hs_pg(pg: Settings, embedder: Embeddings) -> Iterator[Hindsight]:
+    with Hindsight(pg, embedder=embedder) as engine:
+        yield engine
