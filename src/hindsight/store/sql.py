@@ -408,16 +408,18 @@ class SQLStore(Store):
         return self._memories(rows)
 
     def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
-        following: dict[int, str] = {}
-        for mid in ids:
-            row = self._read(
-                "SELECT n.rowid FROM memories q JOIN memories n ON n.owner = q.owner "
-                "AND n.session_id = q.session_id AND n.kind = 'episode' AND n.rowid > q.rowid "
-                "WHERE q.id = ? AND q.kind = 'episode' ORDER BY n.rowid LIMIT 1",
-                (mid,),
+        after: dict[str, int] = {}
+        for chunk in _chunks(list(ids)):
+            after.update(
+                self._read(
+                    "SELECT q.id, (SELECT n.rowid FROM memories n WHERE n.owner = q.owner "
+                    "AND n.session_id = q.session_id AND n.kind = 'episode' "
+                    "AND n.rowid > q.rowid ORDER BY n.rowid LIMIT 1) "
+                    f"FROM memories q WHERE q.id IN ({_marks(chunk)}) AND q.kind = 'episode'",
+                    chunk,
+                )
             )
-            if row:
-                following[row[0][0]] = mid
+        following = {after[mid]: mid for mid in ids if after.get(mid) is not None}
         if not following:
             return {}
         where, params = filter_sql(flt)
