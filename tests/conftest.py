@@ -1,15 +1,19 @@
 """Shared fixtures: a fresh store per test, the real local model loaded once.
 
-Tests that take ``settings`` (or ``hs``) run on both backends: the embedded SQLite
-file, and a real PostgreSQL server with pgvector (from the ``pgserver`` package,
-started once per run; each test gets a schema of its own). A test that is about
-the SQLite file itself is marked ``embedded``.
+Tests that take ``settings`` (or ``hs``) run on every backend: the embedded SQLite
+file; a real PostgreSQL server with pgvector (from the ``pgserver`` package, started
+once per run; each test gets a schema of its own); and that PostgreSQL with working
+memory in a real Redis (Debian's ``redis-server``). A test that is about the SQLite
+file itself is marked ``embedded``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import subprocess
+import time
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -59,9 +63,43 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str]:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A URL of a real Redis server (Debian's redis-server), up for the whole run."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail(
+            "redis-server is not installed (.ci/run installs it: apt-get install redis-server)"
+        )
+    socket = tmp_path_factory.mktemp("redis") / "redis.sock"
+    server = subprocess.Popen(
+        [binary, "--port", "0", "--unixsocket", str(socket), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while not socket.exists():
+        if time.monotonic() > deadline or server.poll() is not None:
+            server.kill()
+            pytest.fail("redis-server did not start")
+        time.sleep(0.02)
+    yield f"unix://{socket}"
+    server.terminate()
+    server.wait(10)
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    """The test server, emptied for this test."""
+    import redis
+
+    with redis.Redis.from_url(redis_server) as client:
+        client.flushall()
+    return redis_server
+
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres+redis"])
 def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgres" and request.node.get_closest_marker("embedded"):
+    if request.param != "sqlite" and request.node.get_closest_marker("embedded"):
         pytest.skip("about the SQLite file")
     return str(request.param)
 
@@ -69,8 +107,11 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def settings(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Settings:
     # Durability is not what most tests test; crash tests set their own.
-    url = request.getfixturevalue("database_url") if backend == "postgres" else None
-    return Settings(home=tmp_path / "home", sqlite_synchronous="OFF", database_url=url)
+    url = request.getfixturevalue("database_url") if "postgres" in backend else None
+    redis = request.getfixturevalue("redis_url") if "redis" in backend else None
+    return Settings(
+        home=tmp_path / "home", sqlite_synchronous="OFF", database_url=url, redis_url=redis
+    )
 
 
 def execute_sql(settings: Settings, sql: str) -> None:

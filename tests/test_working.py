@@ -68,8 +68,8 @@ def test_sessions_are_separate_and_expire(hs: Hindsight) -> None:
     hs.observe("user:bob", "s1", "three")
     assert [t.content for t in hs.window("user:alice", "s1")] == ["one"]
     later = datetime.now(UTC) + timedelta(seconds=hs.settings.wm_ttl_seconds + 1)
-    assert hs.store.wm_window("user:alice", "s1", later) == []
-    assert hs.store.wm_purge_expired(later) == 3
+    assert hs.working.wm_window("user:alice", "s1", later) == []
+    assert hs.working.wm_purge_expired(later) == 3
 
 
 def test_working_memory_arguments(hs: Hindsight) -> None:

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     # PostgreSQL with pgvector instead of the embedded SQLite file, as a libpq URL
     # (postgresql://user:password@host:5432/db); caches stay under ``home``
     database_url: str | None = None
+    # working memory in Redis (redis://host:6379/0), shared by every server, instead of
+    # in the database
+    redis_url: str | None = None
     embedding_provider: str = "minilm"
     extractor: str = "heuristic"
 
@@ -76,6 +79,13 @@ class Settings(BaseSettings):
     def _postgres_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be a PostgreSQL URL: postgresql://user:password@host/db")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a Redis URL: redis://host:6379/0")
         return value
 
     @field_validator("timezone")

@@ -47,7 +47,15 @@ from hindsight.recall import (
     score,
 )
 from hindsight.reflect import Changes, Draft, reconcile, reflect_on, summarize_session
-from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store
+from hindsight.store import (
+    Filter,
+    Store,
+    StoreStats,
+    WorkingMemory,
+    WorkingTurn,
+    open_store,
+    open_working,
+)
 from hindsight.timewords import asked_period
 from hindsight.transfer import memory_from_dict, memory_to_dict
 from hindsight.write import Candidate, embedding_text, plan
@@ -97,6 +105,7 @@ class Hindsight:
         self.store = store or open_store(self.settings)
         try:
             self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
+            self.working: WorkingMemory = open_working(self.settings, self.store)
         except BaseException:
             self.store.close()
             raise
@@ -109,6 +118,8 @@ class Hindsight:
     # -- lifecycle ---------------------------------------------------------------
     def close(self) -> None:
         self._flush_access(force=True)
+        if self.working is not self.store:
+            self.working.close()
         self.store.close()
 
     def __enter__(self) -> Hindsight:
@@ -493,7 +504,11 @@ class Hindsight:
         return self.store.list_memories(flt, limit=limit, offset=offset)
 
     def stats(self, owner: str | None = None) -> StoreStats:
-        return self.store.stats(None if owner is None else validate.owner(owner))
+        owner = None if owner is None else validate.owner(owner)
+        stats = self.store.stats(owner)
+        if self.working is not self.store:
+            stats.working_turns = self.working.wm_count(owner)
+        return stats
 
     # -- update and forget -----------------------------------------------------------
     def update(
@@ -591,7 +606,7 @@ class Hindsight:
     def _clear_working(self, owner: str, session_id: str | None) -> None:
         sessions = [session_id] if session_id else [s for s, _, _ in self.sessions(owner)]
         for sid in sessions:
-            self.store.wm_clear(owner, sid)
+            self.working.wm_clear(owner, sid)
 
     # -- export and import -------------------------------------------------------------
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
@@ -662,7 +677,7 @@ class Hindsight:
             datetime.now(UTC),
         )
         now = datetime.now(UTC)
-        self.store.wm_append(
+        self.working.wm_append(
             WorkingTurn(
                 seq=0,
                 owner=owner,
@@ -677,7 +692,7 @@ class Hindsight:
                 metadata=turn.metadata,
             )
         )
-        window = self.store.wm_window(owner, sid, now)
+        window = self.working.wm_window(owner, sid, now)
         full = (
             len(window) >= self.settings.wm_max_turns
             or sum(t.tokens for t in window) >= self.settings.wm_max_tokens
@@ -689,13 +704,13 @@ class Hindsight:
 
     def sessions(self, owner: str) -> list[tuple[str, int, int]]:
         """An owner's open sessions as (session id, turns, estimated tokens), latest first."""
-        return self.store.wm_sessions(validate.owner(owner), datetime.now(UTC))
+        return self.working.wm_sessions(validate.owner(owner), datetime.now(UTC))
 
     def window(self, owner: str, session_id: str) -> list[WorkingTurn]:
         """A session's working memory, oldest first."""
         sid = validate.session_id(session_id)
         assert sid is not None
-        return self.store.wm_window(validate.owner(owner), sid, datetime.now(UTC))
+        return self.working.wm_window(validate.owner(owner), sid, datetime.now(UTC))
 
     def consolidate(self, owner: str, session_id: str) -> RetainResult:
         """Move a session's working memory into long-term memory and clear the window."""
@@ -716,7 +731,7 @@ class Hindsight:
         result = self._retain_turns(
             owner, turns, session_id=session_id, now=datetime.now(UTC), metadata={}
         )
-        self.store.wm_clear(owner, session_id, up_to_seq=window[-1].seq)
+        self.working.wm_clear(owner, session_id, up_to_seq=window[-1].seq)
         return result
 
     def close_session(self, owner: str, session_id: str) -> RetainResult:
@@ -725,7 +740,7 @@ class Hindsight:
 
     def purge_expired(self) -> int:
         """Drop working-memory turns past their TTL; returns how many."""
-        return self.store.wm_purge_expired(datetime.now(UTC))
+        return self.working.wm_purge_expired(datetime.now(UTC))
 
     # -- summaries and reflections ------------------------------------------------------
     def summarize(self, owner: str, session_id: str) -> Memory:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
+from hindsight.store.base import (
+    Filter,
+    Store,
+    StoreStats,
+    TextIndexing,
+    WorkingMemory,
+    WorkingTurn,
+)
 from hindsight.validate import time_zone
 
 if TYPE_CHECKING:
@@ -41,4 +48,22 @@ def open_store(settings: Settings) -> Store:
     )
 
 
-__all__ = ["Filter", "Store", "StoreStats", "TextIndexing", "WorkingTurn", "open_store"]
+def open_working(settings: Settings, store: Store) -> WorkingMemory:
+    """Where working memory lives: Redis when ``redis_url`` is set, else in ``store``."""
+    if settings.redis_url is None:
+        return store
+    from hindsight.store.redis_working import RedisWorkingMemory
+
+    return RedisWorkingMemory(settings.redis_url)
+
+
+__all__ = [
+    "Filter",
+    "Store",
+    "StoreStats",
+    "TextIndexing",
+    "WorkingMemory",
+    "WorkingTurn",
+    "open_store",
+    "open_working",
+]

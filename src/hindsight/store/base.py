@@ -72,8 +72,38 @@ class StoreStats:
     size_bytes: int
 
 
-class Store(abc.ABC):
-    """A long-term and working-memory backend."""
+class WorkingMemory(abc.ABC):
+    """Sessions' recent turns: in the store's database, or in Redis for shared servers."""
+
+    @abc.abstractmethod
+    def wm_append(self, turn: WorkingTurn) -> WorkingTurn:
+        """Append a turn; returns it with its sequence number."""
+
+    @abc.abstractmethod
+    def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
+        """A session's unexpired turns, oldest first."""
+
+    @abc.abstractmethod
+    def wm_clear(self, owner: str, session_id: str, *, up_to_seq: int | None = None) -> int:
+        """Drop a session's turns (all, or those with seq <= up_to_seq); returns how many."""
+
+    @abc.abstractmethod
+    def wm_sessions(self, owner: str, now: datetime) -> list[tuple[str, int, int]]:
+        """Open sessions of an owner: (session id, turns, tokens)."""
+
+    @abc.abstractmethod
+    def wm_purge_expired(self, now: datetime) -> int: ...
+
+    @abc.abstractmethod
+    def wm_count(self, owner: str | None = None) -> int:
+        """Turns held, of one owner or of all."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+class Store(WorkingMemory):
+    """A long-term memory backend that keeps working memory too."""
 
     # -- lifecycle ---------------------------------------------------------
     @abc.abstractmethod
@@ -99,9 +129,6 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def finish_rebind(self) -> None:
         """End a rebind; refused while :meth:`stale_vectors` finds any."""
-
-    @abc.abstractmethod
-    def close(self) -> None: ...
 
     # -- long-term memory --------------------------------------------------
     @abc.abstractmethod
@@ -182,23 +209,3 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def stats(self, owner: str | None = None) -> StoreStats: ...
-
-    # -- working memory ----------------------------------------------------
-    @abc.abstractmethod
-    def wm_append(self, turn: WorkingTurn) -> WorkingTurn:
-        """Append a turn; returns it with its sequence number."""
-
-    @abc.abstractmethod
-    def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
-        """A session's unexpired turns, oldest first."""
-
-    @abc.abstractmethod
-    def wm_clear(self, owner: str, session_id: str, *, up_to_seq: int | None = None) -> int:
-        """Drop a session's turns (all, or those with seq <= up_to_seq); returns how many."""
-
-    @abc.abstractmethod
-    def wm_sessions(self, owner: str, now: datetime) -> list[tuple[str, int, int]]:
-        """Open sessions of an owner: (session id, turns, tokens)."""
-
-    @abc.abstractmethod
-    def wm_purge_expired(self, now: datetime) -> int: ...

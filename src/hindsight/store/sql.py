@@ -646,14 +646,13 @@ class SQLStore(Store):
             self._read(f"SELECT status, count(*) FROM memories {cond} GROUP BY status", params)
         )
         owners = self._read(f"SELECT count(DISTINCT owner) FROM memories {cond}", params)[0][0]
-        wm = self._read(f"SELECT count(*) FROM working_memory {cond}", params)[0][0]
         meta = dict(self._read("SELECT key, value FROM meta"))
         return StoreStats(
             memories=sum(by_kind.values()),
             by_kind=by_kind,
             by_status=by_status,
             owners=int(owners),
-            working_turns=int(wm),
+            working_turns=self.wm_count(owner),
             embedding_model=meta.get("embedding_model"),
             dimension=int(meta["dimension"]) if "dimension" in meta else None,
             size_bytes=self._size_bytes(),
@@ -721,6 +720,10 @@ class SQLStore(Store):
             (owner, now.timestamp()),
         )
         return [(r[0], int(r[1]), int(r[2])) for r in rows]
+
+    def wm_count(self, owner: str | None = None) -> int:
+        cond, params = ("WHERE owner = ?", (owner,)) if owner else ("", ())
+        return int(self._read(f"SELECT count(*) FROM working_memory {cond}", params)[0][0])
 
     def wm_purge_expired(self, now: datetime) -> int:
         with self._tx() as conn:

@@ -1,0 +1,72 @@
+"""Working memory in Redis: shared by servers, expired by Redis itself, clear errors.
+(Every test that takes ``settings`` also runs with PostgreSQL and Redis: see conftest.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+from providers import TinyHash
+from pydantic import ValidationError as SettingsError
+
+from hindsight import Hindsight, Settings, StoreError
+from hindsight.embed import Embeddings
+from hindsight.store import Filter
+
+
+@pytest.fixture
+def shared(tmp_path: Path, database_url: str, redis_url: str) -> Settings:
+    return Settings(home=tmp_path / "a", database_url=database_url, redis_url=redis_url)
+
+
+def test_two_servers_share_sessions(shared: Settings, embedder: Embeddings, tmp_path: Path) -> None:
+    other = shared.model_copy(update={"home": tmp_path / "b"})
+    with Hindsight(shared, embedder=embedder) as a, Hindsight(other, embedder=embedder) as b:
+        a.observe("user:alice", "s1", "I am planning a trip to Kyoto in April.")
+        b.observe("user:alice", "s1", "Book a ryokan near the river.", role="user")
+        assert [t.content for t in a.window("user:alice", "s1")] == [
+            "I am planning a trip to Kyoto in April.",
+            "Book a ryokan near the river.",
+        ]
+        assert [(s, n) for s, n, _ in b.sessions("user:alice")] == [("s1", 2)]
+        assert a.stats("user:alice").working_turns == 2
+        b.close_session("user:alice", "s1")  # consolidated into the shared database
+        assert a.window("user:alice", "s1") == []
+        assert a.store.count(Filter(owners=["user:alice"])) >= 2
+        assert a.recall("user:alice", "Kyoto trip", k=3)
+
+
+def test_redis_expires_a_session_by_itself(shared: Settings, embedder: Embeddings) -> None:
+    settings = shared.model_copy(update={"wm_ttl_seconds": 60})
+    with Hindsight(settings, embedder=embedder) as hs:
+        hs.observe("user:alice", "s1", "one")
+    with redis.Redis.from_url(shared.redis_url or "") as client:
+        keys = client.keys("hindsight:wm:s:*")
+        assert keys == [b"hindsight:wm:s:user:alice/s1"]
+        assert 0 < client.ttl(keys[0]) <= 61  # no purge needed to free it
+
+
+def test_forgetting_an_owner_clears_its_sessions_in_redis(
+    shared: Settings, embedder: Embeddings
+) -> None:
+    with Hindsight(shared, embedder=embedder) as hs:
+        hs.observe("user:alice", "s1", "I live in Paris.")
+        hs.observe("user:bob", "s1", "I live in Rome.")
+        hs.forget(owner="user:alice")
+        assert hs.sessions("user:alice") == []
+        assert [s for s, _, _ in hs.sessions("user:bob")] == ["s1"]
+
+
+def test_an_unreachable_redis_is_one_clear_error(tmp_path: Path, database_url: str) -> None:
+    settings = Settings(
+        home=tmp_path / "h", database_url=database_url, redis_url="redis://127.0.0.1:1/0"
+    )
+    with pytest.raises(StoreError, match=r"working memory \(Redis\) failed") as caught:
+        Hindsight(settings, embedder=TinyHash())
+    assert "\n" not in str(caught.value)
+
+
+def test_a_url_that_is_not_redis_is_refused() -> None:
+    with pytest.raises(SettingsError, match="must be a Redis URL"):
+        Settings(redis_url="http://localhost:6379")
