@@ -13,6 +13,7 @@ SQL here is written once, with ``?`` placeholders and syntax both databases take
 from __future__ import annotations
 
 import abc
+import bisect
 import json
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -66,6 +67,21 @@ def _dt(value: float | None) -> datetime | None:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+class _Turns:
+    """A session's turns (row key, text) in order, to find a turn's neighbours."""
+
+    def __init__(self, rows: list[tuple[int, str]]) -> None:
+        self.rows = rows
+        self.keys = [key for key, _ in rows]
+
+    def around(self, key: int, n: int) -> list[tuple[int, str]]:
+        """Up to ``n`` turns before ``key`` (nearest first), then up to ``n`` after it."""
+        i = bisect.bisect_left(self.keys, key)
+        if i == len(self.keys) or self.keys[i] != key:
+            return []
+        return [*reversed(self.rows[max(0, i - n) : i]), *self.rows[i + 1 : i + 1 + n]]
 
 
 class SQLStore(Store):
@@ -223,27 +239,32 @@ class SQLStore(Store):
             self._reindex(conn, touched | self._neighbours(conn, touched))
         self._wrote()
 
+    def _sessions(self, conn: Connection, keys: set[int]) -> dict[tuple[str, str], _Turns]:
+        """The sessions that these rows are turns of: each one's turns, in order."""
+        found: dict[tuple[str, str], _Turns] = {}
+        if not self._text.context_turns:
+            return found
+        for chunk in _chunks(sorted(keys)):
+            for owner, session in conn.execute(
+                "SELECT DISTINCT owner, session_id FROM memories WHERE kind = 'episode' "
+                f"AND session_id IS NOT NULL AND rowid IN ({_marks(chunk)})",
+                chunk,
+            ).fetchall():
+                if (owner, session) not in found:
+                    rows = conn.execute(
+                        "SELECT rowid, substr(content, 1, ?) FROM memories WHERE owner = ? "
+                        "AND session_id = ? AND kind = 'episode' ORDER BY rowid",
+                        (self._text.context_chars, owner, session),
+                    ).fetchall()
+                    found[owner, session] = _Turns(rows)
+        return found
+
     def _neighbours(self, conn: Connection, keys: set[int]) -> set[int]:
         """Episodes within ``context_turns`` of these rows in the same session."""
         found: set[int] = set()
-        if not self._text.context_turns:
-            return found
-        for key in keys:
-            row = conn.execute(
-                "SELECT owner, session_id FROM memories WHERE rowid = ? AND kind = 'episode'",
-                (key,),
-            ).fetchone()
-            if row is None or row[1] is None:
-                continue
-            for op, order in (("<", "DESC"), (">", "ASC")):
-                found.update(
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT rowid FROM memories WHERE owner = ? AND session_id = ? "
-                        f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} LIMIT ?",
-                        (row[0], row[1], key, self._text.context_turns),
-                    )
-                )
+        for turns in self._sessions(conn, keys).values():
+            for key in keys:
+                found.update(k for k, _ in turns.around(key, self._text.context_turns))
         return found
 
     def _reindex(self, conn: Connection, keys: set[int]) -> None:
@@ -254,22 +275,25 @@ class SQLStore(Store):
         to share words with a question about it; the turn itself is still what is
         returned). A deleted row just leaves the index.
         """
+        rows: dict[int, tuple[Any, ...]] = {}
+        for chunk in _chunks(sorted(keys)):
+            for row in conn.execute(
+                "SELECT rowid, owner, kind, content, query_hints, speaker, observed_at, "
+                f"session_id FROM memories WHERE rowid IN ({_marks(chunk)})",
+                chunk,
+            ).fetchall():
+                rows[row[0]] = row[1:]
+        sessions = self._sessions(conn, set(rows))
+        docs, log = [], []
         for key in sorted(keys):
-            row = conn.execute(
-                "SELECT owner, kind, content, query_hints, speaker, observed_at, session_id "
-                "FROM memories WHERE rowid = ?",
-                (key,),
-            ).fetchone()
-            if row is None:
+            if key not in rows:
                 gone = conn.execute(
                     "DELETE FROM keyword_docs WHERE key = ? RETURNING owner", (key,)
                 ).fetchone()
                 if gone is not None:
-                    conn.execute(
-                        "INSERT INTO keyword_log (owner, key) VALUES (?, ?)", (gone[0], key)
-                    )
+                    log.append((gone[0], key))
                 continue
-            owner, kind, content, hints, speaker, observed, session = row
+            owner, kind, content, hints, speaker, observed, session = rows[key]
             when = datetime.fromtimestamp(observed, tz=self._text.zone)  # the users' days
             parts = [
                 content,
@@ -278,25 +302,19 @@ class SQLStore(Store):
                 date_words(when),
                 *referred_dates(content, when),
             ]
-            context: list[str] = []
-            if kind == Kind.EPISODE.value and session is not None and self._text.context_turns:
-                for op, order in (("<", "DESC"), (">", "ASC")):
-                    context.extend(
-                        r[0][: self._text.context_chars]
-                        for r in conn.execute(
-                            "SELECT content FROM memories WHERE owner = ? AND session_id = ? "
-                            f"AND kind = 'episode' AND rowid {op} ? ORDER BY rowid {order} "
-                            "LIMIT ?",
-                            (owner, session, key, self._text.context_turns),
-                        )
-                    )
-            conn.execute(
+            turns = sessions.get((owner, session)) if kind == Kind.EPISODE.value else None
+            context = [] if turns is None else turns.around(key, self._text.context_turns)
+            docs.append((key, owner, "\n".join(parts), "\n".join(text for _, text in context)))
+            log.append((owner, key))
+        if docs:
+            conn.executemany(
                 "INSERT INTO keyword_docs (key, owner, text, context) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, "
                 "text = excluded.text, context = excluded.context",
-                (key, owner, "\n".join(parts), "\n".join(context)),
+                docs,
             )
-            conn.execute("INSERT INTO keyword_log (owner, key) VALUES (?, ?)", (owner, key))
+        if log:
+            conn.executemany("INSERT INTO keyword_log (owner, key) VALUES (?, ?)", log)
 
     @staticmethod
     def _link(conn: Connection, memory: Memory) -> None:
