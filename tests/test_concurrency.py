@@ -18,7 +18,7 @@ WRITER = textwrap.dedent(
     import sys
     from hindsight import Hindsight, Settings
     name, count = sys.argv[2], int(sys.argv[3])
-    with Hindsight(Settings(home=sys.argv[1], hnsw_threshold=30)) as hs:
+    with Hindsight(Settings(home=sys.argv[1], hnsw_threshold=30)) as hs:  # + HINDSIGHT_* env
         for i in range(count):
             hs.retain("shared:team", f"{name} logged deployment number {i} of service {name}-{i}",
                       kind="experience")
@@ -27,15 +27,20 @@ WRITER = textwrap.dedent(
 
 
 def test_two_processes_write_at_once_and_nothing_is_lost(
-    tmp_path: Path, embedder: Embeddings
+    settings: Settings, embedder: Embeddings, tmp_path: Path
 ) -> None:
-    home = tmp_path / "home"
-    settings = Settings(home=home, hnsw_threshold=30)
+    settings = settings.model_copy(update={"hnsw_threshold": 30})
     with Hindsight(settings, embedder=embedder) as reader:  # opened first: its index is stale
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        for name in ("database_url", "redis_url"):  # the same database as the reader's
+            if getattr(settings, name) is not None:
+                env[f"HINDSIGHT_{name.upper()}"] = getattr(settings, name)
+        # SQLite: the reader's file. PostgreSQL: a home (caches) of each writer's own.
+        embedded = settings.database_url is None
+        homes = {name: settings.home if embedded else tmp_path / name for name in ("alpha", "beta")}
         writers = [
             subprocess.Popen([sys.executable, "-c", WRITER, str(home), name, "40"], env=env)
-            for name in ("alpha", "beta")
+            for name, home in homes.items()
         ]
         assert [w.wait(timeout=120) for w in writers] == [0, 0]
         assert reader.store.count(Filter(owners=["shared:team"])) == 80
