@@ -3,6 +3,8 @@ its errors. (Every test that takes ``settings`` runs on PostgreSQL too: see conf
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -158,3 +160,35 @@ def test_content_of_any_length_is_found_exactly(hs_pg: Hindsight) -> None:
 def hs_pg(pg: Settings, embedder: Embeddings) -> Iterator[Hindsight]:
     with Hindsight(pg, embedder=embedder) as engine:
         yield engine
+
+
+def test_writers_overlap_but_append_to_the_log_in_commit_order(
+    pg: Settings, embedder: Embeddings
+) -> None:
+    """A writer does its rows and vectors while another holds the log lock, and takes
+    no log seq until it has the lock: seqs then commit in order."""
+    from hindsight.store import postgres
+
+    with Hindsight(pg, embedder=embedder) as hs, psycopg.connect(pg.database_url or "") as other:
+        hs.retain("user:alice", "I keep bees.")
+        seq = "SELECT last_value FROM keyword_log_seq_seq"
+        before = other.execute(seq).fetchone()
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (postgres._LOG_LOCK,))  # held
+        writer = threading.Thread(target=hs.retain, args=("user:alice", "I moved to Porto."))
+        writer.start()
+        waiting = (  # a backend waiting for the advisory lock: has it written yet?
+            "SELECT backend_xid IS NOT NULL FROM pg_stat_activity "
+            "WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+        )
+        deadline = time.monotonic() + 10
+        with psycopg.connect(pg.database_url or "", autocommit=True) as watch:
+            while not (found := watch.execute(waiting).fetchall()):
+                assert time.monotonic() < deadline, "the writer never reached the log lock"
+                time.sleep(0.01)
+        assert found == [(True,)]  # its rows and vectors are written (not yet committed)
+        assert other.execute(seq).fetchone() == before  # but it has taken no log seq
+        other.commit()  # releases the lock
+        writer.join(10)
+        assert not writer.is_alive()
+        assert other.execute(seq).fetchone() > before
+        assert hs.recall("user:alice", "Porto", k=1)[0].memory.content == "I moved to Porto."

@@ -8,8 +8,9 @@ narrow filter never loses results. Keyword search uses the same in-process index
 as the embedded store, caught up from ``keyword_log``, so any number of stateless
 API servers can share one database.
 
-Writers take one transaction-level advisory lock: change-log sequence numbers then
-commit in order, which is what lets a cache trust "everything up to the head".
+Writers overlap, but each takes one transaction-level advisory lock before it appends to
+the keyword change log and holds it to its commit: log sequence numbers then commit in
+order, which is what lets a cache trust "everything up to the head".
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "the PostgreSQL store needs psycopg: pip install 'agent-hindsight[postgres]'"
     ) from exc
 
-_WRITE_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
+_LOG_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
 _MIGRATE_LOCK = zlib.crc32(b"hindsight migrations")
 
 # Numbered, append-only, like the SQLite store's (store/migrations.py): never edit a
@@ -203,7 +204,6 @@ class PostgresStore(SQLStore):
         with self._lock:
             try:
                 with self._conn.raw.transaction():
-                    self._conn.execute("SELECT pg_advisory_xact_lock(?)", (_WRITE_LOCK,))
                     yield self._conn
             except psycopg.Error as exc:
                 raise StoreError(f"store write failed: {_first_line(exc)}") from exc
@@ -214,6 +214,12 @@ class PostgresStore(SQLStore):
                 return self._conn.execute(sql, params).fetchall()
             except psycopg.Error as exc:
                 raise StoreError(f"store query failed: {_first_line(exc)}") from exc
+
+    def _log_order(self, conn: Connection) -> None:
+        # Taken last, after the rows and vectors (and pgvector's HNSW inserts, the slow
+        # part) are written, so writers overlap but for their log appends and commits;
+        # the appends need no row another writer may hold: no deadlock.
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (_LOG_LOCK,))
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -234,6 +240,7 @@ class PostgresStore(SQLStore):
         """Keep one HNSW index, on this dimension (a cast: the column has none)."""
         name = f"vectors_hnsw_{dimension}"
         with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATE_LOCK,))  # servers starting
             rebinding = conn.execute("SELECT 1 FROM meta WHERE key = 'rebinding'").fetchone()
             for (other,) in conn.execute(
                 "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' "

@@ -110,6 +110,12 @@ class SQLStore(Store):
     @abc.abstractmethod
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
+    def _log_order(self, conn: Connection) -> None:
+        """Called in a write transaction before it appends to ``keyword_log``: from here
+        to its commit no other writer may append, so entries commit in seq order and a
+        cache that has read up to a seq has missed nothing before it. (SQLite: already
+        so, one writer at a time.)"""
+
     @abc.abstractmethod
     def _snapshot(self) -> AbstractContextManager[None]:
         """Reads inside it see one state of the database (a log head and its rows)."""
@@ -314,6 +320,7 @@ class SQLStore(Store):
                 docs,
             )
         if log:
+            self._log_order(conn)
             conn.executemany("INSERT INTO keyword_log (owner, key) VALUES (?, ?)", log)
 
     @staticmethod
