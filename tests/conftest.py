@@ -63,15 +63,12 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str]:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A URL of a real Redis server (Debian's redis-server), up for the whole run."""
+def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A real Redis server (Debian's redis-server) on a Unix socket; its process and URL."""
     binary = shutil.which("redis-server")
     if binary is None:
-        pytest.fail(
-            "redis-server is not installed (.ci/run installs it: apt-get install redis-server)"
-        )
-    socket = tmp_path_factory.mktemp("redis") / "redis.sock"
+        pytest.fail("no redis-server: apt-get install redis-server (.ci/run does)")
+    socket = directory / "redis.sock"
     server = subprocess.Popen(
         [binary, "--port", "0", "--unixsocket", str(socket), "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
@@ -82,7 +79,14 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             server.kill()
             pytest.fail("redis-server did not start")
         time.sleep(0.02)
-    yield f"unix://{socket}"
+    return server, f"unix://{socket}"
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a Redis server up for the whole run."""
+    server, url = start_redis(tmp_path_factory.mktemp("redis"))
+    yield url
     server.terminate()
     server.wait(10)
 

@@ -192,3 +192,18 @@ def test_writers_overlap_but_append_to_the_log_in_commit_order(
         assert not writer.is_alive()
         assert other.execute(seq).fetchone() > before
         assert hs.recall("user:alice", "Porto", k=1)[0].memory.content == "I moved to Porto."
+
+
+def test_a_broken_connection_is_made_anew(hs_pg: Hindsight, pg: Settings) -> None:
+    """A database restart or failover fails the call that meets it, not every one after."""
+    hs_pg.retain("user:alice", "I keep bees.")
+    pid = hs_pg.store._conn.raw.info.backend_pid  # type: ignore[attr-defined]
+    with psycopg.connect(pg.database_url or "", autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreError, match=r"terminat|closed|lost"):
+        hs_pg.list_memories("user:alice")
+    assert [m.content for m in hs_pg.list_memories("user:alice", kinds=["episode"])] == [
+        "I keep bees."
+    ]
+    hs_pg.retain("user:alice", "I moved to Porto.")  # writes too
+    assert hs_pg.recall("user:alice", "Porto", k=1)[0].memory.content == "I moved to Porto."

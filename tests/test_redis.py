@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 import redis
+from conftest import start_redis
+from fastapi.testclient import TestClient
 from providers import TinyHash
 from pydantic import ValidationError as SettingsError
 
 from hindsight import Hindsight, Settings, StoreError
+from hindsight.api import create_app
 from hindsight.embed import Embeddings
 from hindsight.store import Filter
 
@@ -70,3 +73,22 @@ def test_an_unreachable_redis_is_one_clear_error(tmp_path: Path, database_url: s
 def test_a_url_that_is_not_redis_is_refused() -> None:
     with pytest.raises(SettingsError, match="must be a Redis URL"):
         Settings(redis_url="http://localhost:6379")
+
+
+def test_ready_says_503_when_redis_is_gone(
+    tmp_path: Path, database_url: str, embedder: Embeddings
+) -> None:
+    server, url = start_redis(tmp_path)
+    settings = Settings(home=tmp_path / "h", database_url=database_url, redis_url=url)
+    try:
+        with Hindsight(settings, embedder=embedder) as hs:
+            api = TestClient(create_app(hs, mcp=False), raise_server_exceptions=False)
+            with api:
+                assert api.get("/ready").status_code == 200
+                server.terminate()
+                server.wait(10)
+                response = api.get("/ready")
+                assert response.status_code == 503
+                assert "Redis" in response.json()["error"]["message"]
+    finally:
+        server.kill()

@@ -25,7 +25,8 @@ from hindsight.errors import HindsightError, StoreError, ValidationError
 
 _log = logging.getLogger(__name__)
 LOOPBACK_NAMES: Final = frozenset({"localhost", "ip6-localhost"})
-# /ready lists one page of an owner no one has: a cheap query that touches the store.
+# /ready lists one page and the sessions of an owner no one has: cheap queries that touch
+# the store and working memory.
 _PROBE_OWNER: Final = "system:hindsight-ready"
 
 
@@ -133,11 +134,13 @@ async def health() -> HealthOut:
 
 @probes("GET", "/ready", responses={503: {"model": ErrorBody}})
 async def ready(request: Request) -> HealthOut:
-    """The store answers within the request timeout; 503 if not."""
+    """The store and working memory (Redis, when set) answer within the request
+    timeout; 503 if not."""
     hs: Hindsight = request.app.state.hindsight
     timeout = hs.settings.request_timeout_seconds
     try:
         await serving.call(timeout, hs.list_memories, _PROBE_OWNER, limit=1)
+        await serving.call(timeout, hs.sessions, _PROBE_OWNER)
     except StoreError:
         raise
     except Exception as exc:  # any failure means not ready; say so, as a 503

@@ -162,17 +162,28 @@ class PostgresStore(SQLStore):
         text: TextIndexing | None = None,
         log_keep: int = 1_000_000,
     ) -> None:
-        try:
-            raw = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {_first_line(exc)}") from exc
-        self._conn = _Conn(raw)
+        self._url = url
+        self._closed = False
+        self._conn = self._connect()
         try:
             self._migrate()
         except psycopg.Error as exc:
-            raw.close()
+            self._conn.raw.close()
             raise StoreError(f"cannot set up the PostgreSQL store: {_first_line(exc)}") from exc
         super().__init__(index_dir=index_dir, text=text, log_keep=log_keep)
+
+    def _connect(self) -> _Conn:
+        try:
+            return _Conn(psycopg.connect(self._url, autocommit=True, connect_timeout=10))
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL: {_first_line(exc)}") from exc
+
+    def _live(self) -> _Conn:
+        """The connection; a new one if the last broke (a restart, a failover): the call
+        that met the break failed, the next one goes through. Under ``_lock``."""
+        if self._conn.raw.closed and not self._closed:
+            self._conn = self._connect()
+        return self._conn
 
     def _migrate(self) -> None:
         raw = self._conn.raw
@@ -197,21 +208,23 @@ class PostgresStore(SQLStore):
     def close(self) -> None:
         self._keywords.close()  # catches up from the database first: not under the lock
         with self._lock:
+            self._closed = True
             self._conn.raw.close()
 
     @contextmanager
     def _tx(self) -> Iterator[Connection]:
         with self._lock:
+            conn = self._live()
             try:
-                with self._conn.raw.transaction():
-                    yield self._conn
+                with conn.raw.transaction():
+                    yield conn
             except psycopg.Error as exc:
                 raise StoreError(f"store write failed: {_first_line(exc)}") from exc
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             try:
-                return self._conn.execute(sql, params).fetchall()
+                return self._live().execute(sql, params).fetchall()
             except psycopg.Error as exc:
                 raise StoreError(f"store query failed: {_first_line(exc)}") from exc
 
@@ -223,9 +236,14 @@ class PostgresStore(SQLStore):
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
-        with self._lock, self._conn.raw.transaction():
-            self._conn.raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield
+        with self._lock:
+            raw = self._live().raw
+            try:
+                with raw.transaction():
+                    raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    yield
+            except psycopg.Error as exc:
+                raise StoreError(f"store query failed: {_first_line(exc)}") from exc
 
     def _log_head(self, log: str) -> int:
         # Writers commit in seq order (one lock), so the largest visible seq is a head
@@ -293,14 +311,15 @@ class PostgresStore(SQLStore):
         args = (q, *params, dim, q, k)
         with self._lock:
             try:
-                with self._conn.raw.transaction():
-                    self._conn.execute(
+                conn = self._live()
+                with conn.raw.transaction():
+                    conn.execute(
                         "SELECT set_config('hnsw.ef_search', ?, true)", (str(min(1000, 2 * k)),)
                     )
-                    rows = self._conn.execute(sql, args).fetchall()
+                    rows = conn.execute(sql, args).fetchall()
                     if len(rows) < k:  # an HNSW pass the filter thinned: redo it exactly
-                        self._conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                        rows = self._conn.execute(sql, args).fetchall()
+                        conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                        rows = conn.execute(sql, args).fetchall()
             except psycopg.Error as exc:
                 raise StoreError(f"vector search failed: {_first_line(exc)}") from exc
         return [(mid, float(sim)) for mid, sim in rows]
