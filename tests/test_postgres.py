@@ -3,6 +3,10 @@ its errors. (Every test that takes ``settings`` runs on PostgreSQL too: see conf
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -207,3 +211,53 @@ def test_a_broken_connection_is_made_anew(hs_pg: Hindsight, pg: Settings) -> Non
     ]
     hs_pg.retain("user:alice", "I moved to Porto.")  # writes too
     assert hs_pg.recall("user:alice", "Porto", k=1)[0].memory.content == "I moved to Porto."
+
+
+WRITER = """
+import sys
+from hindsight import Hindsight, Settings
+topics = ["gardening", "astronomy", "cooking", "chess", "sailing", "pottery"]
+with Hindsight(Settings(home=sys.argv[1])) as hs:  # HINDSIGHT_DATABASE_URL from the env
+    i = 0
+    while True:  # write until killed
+        result = hs.retain("user:crash", f"note {i} on {topics[i % 6]}", kind="fact")
+        print((result.created + result.updated)[0], flush=True)
+        i += 1
+"""
+
+
+def test_a_killed_writer_leaves_a_consistent_database_and_no_lock(
+    pg: Settings, embedder: Embeddings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env["HINDSIGHT_DATABASE_URL"] = pg.database_url or ""
+    home = tmp_path_factory.mktemp("writer")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(home)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    committed = [line.strip() for _, line in zip(range(25), proc.stdout, strict=False)]
+    proc.send_signal(signal.SIGKILL)  # mid-transaction, most likely
+    proc.wait(timeout=30)
+    proc.stdout.close()
+
+    with psycopg.connect(pg.database_url or "") as conn:
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM vectors), "
+            "(SELECT count(*) FROM keyword_docs)"
+        ).fetchone()
+    assert counts is not None and counts[0] == counts[1] == counts[2] >= 25
+    with Hindsight(pg, embedder=embedder) as hs:  # another server, caches of its own
+        assert len(hs.store.get(committed)) == len(committed)  # every acknowledged write
+        for memory in hs.store.get(committed[-3:]):
+            assert memory.id in [r.memory.id for r in hs.recall("user:crash", memory.content)]
+        done = threading.Event()  # a lock the killed writer held must not outlive it
+
+        def write() -> None:
+            hs.retain("user:crash", "note after the crash on knitting", kind="fact")
+            done.set()
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        assert done.wait(30), "a write after the crash is still waiting"
+        assert "knitting" in hs.recall("user:crash", "knitting", k=1)[0].memory.content
