@@ -365,3 +365,25 @@ def test_a_file_that_does_not_fit_is_ignored_and_rebuilt(
         assert len(saved["keys"]) == 6
         meta = json.loads(saved["meta"].tobytes())
         assert meta["signature"] == keyword_module._signature(reopened.context_weight)
+
+
+@pytest.mark.usefixtures("small_saves")
+def test_memory_holds_a_bounded_number_of_documents(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    """Owners searched longest ago are let go past the bound; searched again, they are
+    loaded (when saved) or rebuilt, and answer as before."""
+    bounded = settings.model_copy(update={"keyword_cache_docs": 8})
+    with Hindsight(bounded, embedder=embedder) as hs:
+        ids = {}
+        for owner, facts in (("user:big", FACTS), ("user:small", FACTS[:3])):
+            ids[owner] = [hs.retain(owner, fact, kind="fact").created[0] for fact in facts]
+        index = hs.store._keywords  # type: ignore[attr-defined]
+        big = keyword(hs, "user:big", "zanzibar")
+        assert big == [ids["user:big"][1]]
+        assert keyword(hs, "user:small", "zanzibar") == [ids["user:small"][1]]
+        assert list(index._owners) == ["user:small"]  # 6 + 3 > 8: user:big went, saved
+        assert len(list(bounded.index_dir.glob("*.keywords.npz"))) == 1
+        no_rebuild(hs)  # user:big comes back from its file
+        assert keyword(hs, "user:big", "zanzibar") == big
+        assert list(index._owners) == ["user:big"]  # and user:small (3, unsaved) went

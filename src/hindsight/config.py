@@ -63,6 +63,10 @@ class Settings(BaseSettings):
     # and in a query when a recall names no time zone of its own
     timezone: str = "UTC"
     hnsw_threshold: int = Field(default=20_000, gt=0)
+    # keyword-index documents a process keeps in memory, over all owners (~1 KB each);
+    # past it, the owners searched longest ago are let go and rebuilt or loaded when next
+    # searched
+    keyword_cache_docs: int = Field(default=1_000_000, gt=0)
     # change-log entries kept for indexes to catch up; one further behind rebuilds
     log_keep: int = Field(default=1_000_000, gt=0)
 

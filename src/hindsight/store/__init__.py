@@ -35,6 +35,7 @@ def open_store(settings: Settings) -> Store:
             index_dir=settings.index_dir,
             text=text,
             log_keep=settings.log_keep,
+            keyword_cache_docs=settings.keyword_cache_docs,
         )
     from hindsight.store.sqlite import SQLiteStore
 
@@ -45,6 +46,7 @@ def open_store(settings: Settings) -> Store:
         synchronous=settings.sqlite_synchronous,
         log_keep=settings.log_keep,
         text=text,
+        keyword_cache_docs=settings.keyword_cache_docs,
     )
 
 

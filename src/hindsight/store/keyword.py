@@ -41,7 +41,7 @@ import threading
 import unicodedata
 import zipfile
 from array import array
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -229,6 +229,7 @@ class _Owner:
     applied_seq: int = 0
     looked_on_disk: bool = False  # a saved index is only worth loading once
     dirty: bool = False  # changed since it was built, loaded or saved
+    docs: int = 0  # live documents when last used, for the cache's bound
 
 
 class KeywordIndex:
@@ -236,7 +237,10 @@ class KeywordIndex:
 
     With a ``directory``, owners of ``save_min_docs`` (default :data:`SAVE_MIN_DOCS`)
     documents or more are saved there (see the module's docstring) and loaded instead of
-    rebuilt.
+    rebuilt. At most ``max_docs`` documents stay in memory, over all owners: past that
+    the owners used longest ago are let go (saved first, when big enough), so a server
+    that meets many owners does not grow without bound; the next search of one builds
+    or loads it again.
     """
 
     def __init__(
@@ -246,26 +250,32 @@ class KeywordIndex:
         context_weight: float = 0.5,
         directory: Path | None = None,
         save_min_docs: int | None = None,
+        max_docs: int | None = None,
     ) -> None:
         self._source = source
         self._context_weight = context_weight
         self._directory = directory
         self._save_min_docs = SAVE_MIN_DOCS if save_min_docs is None else save_min_docs
         self._signature = _signature(context_weight)
-        self._owners: dict[str, _Owner] = {}
+        self._max_docs = max_docs
+        self._owners: OrderedDict[str, _Owner] = OrderedDict()  # least recently used first
         self._owners_lock = threading.Lock()
 
     def search(self, owner: str, terms: Sequence[str], n: int) -> list[tuple[int, float]]:
         """The best ``n`` keys of ``owner`` for these query terms, with BM25 scores."""
         entry = self._entry(owner)
         with entry.lock:
-            return _search(self._ready(owner, entry), terms, n)
+            found = _search(self._ready(owner, entry), terms, n)
+        self._trim(entry)
+        return found
 
     def count(self, owner: str) -> int:
         """Live documents of ``owner``, after catching up with the log."""
         entry = self._entry(owner)
         with entry.lock:
-            return len(self._ready(owner, entry).number)
+            count = len(self._ready(owner, entry).number)
+        self._trim(entry)
+        return count
 
     def drop(self, owner: str) -> None:
         """Forget ``owner``: in memory and on disk. The store's rows are not touched."""
@@ -312,7 +322,28 @@ class KeywordIndex:
             entry = self._owners.get(owner)
             if entry is None:
                 entry = self._owners[owner] = _Owner()
+            self._owners.move_to_end(owner)
             return entry
+
+    def _trim(self, used: _Owner) -> None:
+        """Let owners go, least recently used first, until the documents held fit."""
+        if self._max_docs is None:
+            return
+        going: list[tuple[str, _Owner]] = []
+        with self._owners_lock:
+            held = sum(entry.docs for entry in self._owners.values())
+            for owner, entry in list(self._owners.items()):
+                if held <= self._max_docs:
+                    break
+                if entry is not used:
+                    del self._owners[owner]
+                    held -= entry.docs
+                    going.append((owner, entry))
+        for owner, entry in going:
+            with entry.lock:
+                if entry.postings is not None and entry.dirty:
+                    self._save(owner, entry, entry.postings)  # when big enough to keep
+                entry.postings = None
 
     def _ready(self, owner: str, entry: _Owner) -> _Postings:
         """The owner's postings, loaded, built or caught up with the log. Call under its lock."""
@@ -345,6 +376,7 @@ class KeywordIndex:
             entry.postings = postings
             entry.dirty = True
             self._save(owner, entry, postings)
+        entry.docs = len(postings.number)
         return postings
 
     # -- on disk ---------------------------------------------------------------------------

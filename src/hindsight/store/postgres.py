@@ -161,6 +161,7 @@ class PostgresStore(SQLStore):
         index_dir: Path | None = None,
         text: TextIndexing | None = None,
         log_keep: int = 1_000_000,
+        keyword_cache_docs: int | None = None,
     ) -> None:
         self._url = url
         self._closed = False
@@ -170,7 +171,12 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             self._conn.raw.close()
             raise StoreError(f"cannot set up the PostgreSQL store: {_first_line(exc)}") from exc
-        super().__init__(index_dir=index_dir, text=text, log_keep=log_keep)
+        super().__init__(
+            index_dir=index_dir,
+            text=text,
+            log_keep=log_keep,
+            keyword_cache_docs=keyword_cache_docs,
+        )
 
     def _connect(self) -> _Conn:
         try:

@@ -90,12 +90,22 @@ class SQLStore(Store):
     _LOGS: tuple[str, ...] = ("keyword_log",)  # change logs pruned to ``log_keep``
     _BY_KEY = ""  # how a query says "look rows up by key, do not scan an owner's"
 
-    def __init__(self, *, index_dir: Path | None, text: TextIndexing | None, log_keep: int) -> None:
+    def __init__(
+        self,
+        *,
+        index_dir: Path | None,
+        text: TextIndexing | None,
+        log_keep: int,
+        keyword_cache_docs: int | None,
+    ) -> None:
         self._lock = threading.RLock()
         self._index_dir = index_dir
         self._text = text or TextIndexing()
         self._keywords = KeywordIndex(
-            self, context_weight=self._text.context_weight, directory=index_dir
+            self,
+            context_weight=self._text.context_weight,
+            directory=index_dir,
+            max_docs=keyword_cache_docs,
         )
         self._log_keep = log_keep
         self._writes = 0

@@ -41,6 +41,7 @@ class SQLiteStore(SQLStore):
         synchronous: str = "NORMAL",
         text: TextIndexing | None = None,
         log_keep: int = 1_000_000,
+        keyword_cache_docs: int | None = None,
     ) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -56,7 +57,12 @@ class SQLiteStore(SQLStore):
         self.path = path
         if index_dir is not None and index_dir.is_dir():
             files.remove_leftovers(index_dir)  # of writers that died mid-write
-        super().__init__(index_dir=index_dir, text=text, log_keep=log_keep)
+        super().__init__(
+            index_dir=index_dir,
+            text=text,
+            log_keep=log_keep,
+            keyword_cache_docs=keyword_cache_docs,
+        )
         self._hnsw_threshold = hnsw_threshold
         self._index: VectorIndex | None = None
 
