@@ -476,3 +476,23 @@ def test_drop_forgets_owner(persisted: tuple[FakeSource, Path]) -> None:
     assert not list(directory.iterdir())
     assert index.count("big") == 3000  # the rows are the store's: read again
     assert source.calls["snapshot"] == 1
+
+
+def test_memory_holds_a_bounded_number_of_vectors(
+    rng: np.random.Generator, centers: Vectors, tmp_path: Path
+) -> None:
+    """Past the bound the owner searched longest ago is let go, its HNSW graph saved;
+    searched again it is loaded (a graph) or rebuilt (exact), and answers as before."""
+    source = FakeSource()
+    source.add("graph", clustered(rng, 600, centers))
+    source.add("exact", clustered(rng, 300, centers))
+    index = VectorIndex(source, DIM, directory=tmp_path, hnsw_threshold=500, max_vectors=700)
+    query = clustered(rng, 1, centers)[0]
+    graph, exact = top_keys(index, "graph", query), top_keys(index, "exact", query)
+    assert [owner for owner, _ in index._owners.items()] == ["exact"]  # 900 > 700
+    assert len(list(tmp_path.glob("*.usearch"))) == 1  # the graph went to disk first
+    source.calls.clear()
+    assert top_keys(index, "graph", query) == graph
+    assert source.calls["snapshot"] == 0  # loaded, not rebuilt
+    assert [owner for owner, _ in index._owners.items()] == ["graph"]
+    assert top_keys(index, "exact", query) == exact == brute_force(source, "exact", query, 10)

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     # past it, the owners searched longest ago are let go and rebuilt or loaded when next
     # searched
     keyword_cache_docs: int = Field(default=1_000_000, gt=0)
+    # vectors the embedded store's index keeps in memory, over all owners (exact search:
+    # 1.5 KB each at 384-d); past it, as above (PostgreSQL keeps vectors in the database)
+    vector_cache_vectors: int = Field(default=1_000_000, gt=0)
     # change-log entries kept for indexes to catch up; one further behind rebuilds
     log_keep: int = Field(default=1_000_000, gt=0)
 

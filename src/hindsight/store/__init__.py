@@ -47,6 +47,7 @@ def open_store(settings: Settings) -> Store:
         log_keep=settings.log_keep,
         text=text,
         keyword_cache_docs=settings.keyword_cache_docs,
+        vector_cache_vectors=settings.vector_cache_vectors,
     )
 
 

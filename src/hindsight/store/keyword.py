@@ -41,7 +41,7 @@ import threading
 import unicodedata
 import zipfile
 from array import array
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -52,6 +52,7 @@ import numpy as np
 import Stemmer
 
 from hindsight.store import files
+from hindsight.store.owners import Owners
 
 __all__ = ["KeywordIndex", "KeywordSource", "TextChange", "query_terms"]
 
@@ -257,13 +258,11 @@ class KeywordIndex:
         self._directory = directory
         self._save_min_docs = SAVE_MIN_DOCS if save_min_docs is None else save_min_docs
         self._signature = _signature(context_weight)
-        self._max_docs = max_docs
-        self._owners: OrderedDict[str, _Owner] = OrderedDict()  # least recently used first
-        self._owners_lock = threading.Lock()
+        self._owners = Owners(lambda _: _Owner(), lambda entry: entry.docs, max_docs)
 
     def search(self, owner: str, terms: Sequence[str], n: int) -> list[tuple[int, float]]:
         """The best ``n`` keys of ``owner`` for these query terms, with BM25 scores."""
-        entry = self._entry(owner)
+        entry = self._owners.get(owner)
         with entry.lock:
             found = _search(self._ready(owner, entry), terms, n)
         self._trim(entry)
@@ -271,7 +270,7 @@ class KeywordIndex:
 
     def count(self, owner: str) -> int:
         """Live documents of ``owner``, after catching up with the log."""
-        entry = self._entry(owner)
+        entry = self._owners.get(owner)
         with entry.lock:
             count = len(self._ready(owner, entry).number)
         self._trim(entry)
@@ -279,8 +278,7 @@ class KeywordIndex:
 
     def drop(self, owner: str) -> None:
         """Forget ``owner``: in memory and on disk. The store's rows are not touched."""
-        with self._owners_lock:
-            entry = self._owners.pop(owner, None)
+        entry = self._owners.pop(owner)
         if entry is not None:
             with entry.lock:
                 entry.postings = None
@@ -289,8 +287,7 @@ class KeywordIndex:
     def drop_saved(self, owner: str) -> None:
         """Remove ``owner``'s saved index (it holds forgotten words); the next flush
         writes it again from what is left."""
-        with self._owners_lock:
-            entry = self._owners.get(owner)
+        entry = self._owners.peek(owner)
         if entry is not None:
             with entry.lock:
                 entry.dirty = entry.postings is not None
@@ -301,9 +298,7 @@ class KeywordIndex:
         loaded or saved (caught up with the log first)."""
         if self._directory is None:
             return
-        with self._owners_lock:
-            entries = list(self._owners.items())
-        for owner, entry in entries:
+        for owner, entry in self._owners.items():
             with entry.lock:
                 postings = entry.postings
                 if entry.dirty and postings and len(postings.number) >= self._save_min_docs:
@@ -314,32 +309,11 @@ class KeywordIndex:
     def close(self) -> None:
         """Flush and release all owners."""
         self.flush()
-        with self._owners_lock:
-            self._owners.clear()
-
-    def _entry(self, owner: str) -> _Owner:
-        with self._owners_lock:
-            entry = self._owners.get(owner)
-            if entry is None:
-                entry = self._owners[owner] = _Owner()
-            self._owners.move_to_end(owner)
-            return entry
+        self._owners.clear()
 
     def _trim(self, used: _Owner) -> None:
         """Let owners go, least recently used first, until the documents held fit."""
-        if self._max_docs is None:
-            return
-        going: list[tuple[str, _Owner]] = []
-        with self._owners_lock:
-            held = sum(entry.docs for entry in self._owners.values())
-            for owner, entry in list(self._owners.items()):
-                if held <= self._max_docs:
-                    break
-                if entry is not used:
-                    del self._owners[owner]
-                    held -= entry.docs
-                    going.append((owner, entry))
-        for owner, entry in going:
+        for owner, entry in self._owners.over(used):
             with entry.lock:
                 if entry.postings is not None and entry.dirty:
                     self._save(owner, entry, entry.postings)  # when big enough to keep

@@ -42,6 +42,7 @@ class SQLiteStore(SQLStore):
         text: TextIndexing | None = None,
         log_keep: int = 1_000_000,
         keyword_cache_docs: int | None = None,
+        vector_cache_vectors: int | None = None,
     ) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,11 +65,16 @@ class SQLiteStore(SQLStore):
             keyword_cache_docs=keyword_cache_docs,
         )
         self._hnsw_threshold = hnsw_threshold
+        self._vector_cache = vector_cache_vectors
         self._index: VectorIndex | None = None
 
     def _bound(self, model_id: str, dimension: int) -> None:
         self._index = VectorIndex(
-            self, dimension, directory=self._index_dir, hnsw_threshold=self._hnsw_threshold
+            self,
+            dimension,
+            directory=self._index_dir,
+            hnsw_threshold=self._hnsw_threshold,
+            max_vectors=self._vector_cache,
         )
 
     def close(self) -> None:

@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, ValidationError
 from hindsight.store import files
+from hindsight.store.owners import Owners
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -233,13 +234,17 @@ class _Owner:
     saved_size: int = 0
     saved_digest: str = ""
     dropped: bool = False
+    size: int = 0  # vectors when last used, for the cache's bound
 
 
 class VectorIndex:
     """Per-owner nearest-neighbour search over the vectors of a `VectorSource`.
 
     Vectors are float32 and unit-length; similarity is the inner product. Thread-safe:
-    one lock per owner, so different owners are searched in parallel.
+    one lock per owner, so different owners are searched in parallel. At most
+    ``max_vectors`` vectors stay in memory over all owners: past that the owners searched
+    longest ago are let go (an HNSW graph saved first) and loaded or rebuilt when next
+    searched.
     """
 
     def __init__(
@@ -249,6 +254,7 @@ class VectorIndex:
         *,
         directory: Path | None,
         hnsw_threshold: int = 20_000,
+        max_vectors: int | None = None,
     ) -> None:
         if dimension <= 0:
             raise ValidationError(f"dimension must be positive, got {dimension}")
@@ -258,8 +264,7 @@ class VectorIndex:
         self._dimension = dimension
         self._directory = directory
         self._threshold = hnsw_threshold
-        self._owners: dict[str, _Owner] = {}
-        self._owners_lock = threading.Lock()
+        self._owners = Owners(_Owner, lambda entry: entry.size, max_vectors)
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
 
@@ -274,43 +279,40 @@ class VectorIndex:
             raise ValidationError(f"query must have shape ({self._dimension},), got {vector.shape}")
         if k <= 0:
             return []
-        entry = self._entry(owner)
+        entry = self._owners.get(owner)
         with entry.lock:
-            backend = self._ready(entry)
-            return backend.search(vector, k)
+            found = self._ready(entry).search(vector, k)
+        self._trim(entry)
+        return found
 
     def count(self, owner: str) -> int:
         """How many vectors `owner` has, after catching up with the log."""
-        entry = self._entry(owner)
+        entry = self._owners.get(owner)
         with entry.lock:
             return len(self._ready(entry))
 
     def is_hnsw(self, owner: str) -> bool:
         """Whether `owner` is served by an HNSW graph (rather than exact search)."""
-        entry = self._entry(owner)
+        entry = self._owners.get(owner)
         with entry.lock:
             return isinstance(self._ready(entry), _HnswIndex)
 
     def save(self, owner: str) -> None:
         """Persist `owner`'s HNSW graph, if it has one and a directory was given."""
-        with self._owners_lock:
-            entry = self._owners.get(owner)
+        entry = self._owners.peek(owner)
         if entry is not None:
             with entry.lock:
                 self._save(entry)
 
     def flush(self) -> None:
         """Persist every loaded HNSW graph that changed since it was last saved."""
-        with self._owners_lock:
-            entries = list(self._owners.values())
-        for entry in entries:
+        for _, entry in self._owners.items():
             with entry.lock:
                 self._save(entry)
 
     def drop(self, owner: str) -> None:
         """Forget `owner`: in memory and on disk. The store's rows are not touched."""
-        with self._owners_lock:
-            entry = self._owners.pop(owner, None)
+        entry = self._owners.pop(owner)
         if entry is not None:
             with entry.lock:
                 entry.dropped = True
@@ -320,8 +322,7 @@ class VectorIndex:
     def close(self) -> None:
         """Flush and release all owners."""
         self.flush()
-        with self._owners_lock:
-            self._owners.clear()
+        self._owners.clear()
 
     def __enter__(self) -> VectorIndex:
         return self
@@ -331,12 +332,12 @@ class VectorIndex:
 
     # -- loading and catching up -------------------------------------------------------
 
-    def _entry(self, owner: str) -> _Owner:
-        with self._owners_lock:
-            entry = self._owners.get(owner)
-            if entry is None:
-                entry = self._owners[owner] = _Owner(owner)
-            return entry
+    def _trim(self, used: _Owner) -> None:
+        """Let owners go, least recently used first, until the vectors held fit."""
+        for _, entry in self._owners.over(used):
+            with entry.lock:
+                self._save(entry)  # an HNSW graph that changed
+                entry.backend = None
 
     def _ready(self, entry: _Owner) -> _ExactIndex | _HnswIndex:
         """The owner's backend, loaded and caught up with the log. Call under its lock."""
@@ -355,6 +356,7 @@ class VectorIndex:
                 self._apply(entry, changes)
                 entry.applied_seq = new_head
         assert entry.backend is not None
+        entry.size = len(entry.backend)
         return entry.backend
 
     def _rebuild(self, entry: _Owner) -> None:
