@@ -230,7 +230,6 @@ class _Owner:
     applied_seq: int = 0
     looked_on_disk: bool = False  # a saved index is only worth loading once
     dirty: bool = False  # changed since it was built, loaded or saved
-    docs: int = 0  # live documents when last used, for the cache's bound
 
 
 class KeywordIndex:
@@ -258,14 +257,15 @@ class KeywordIndex:
         self._directory = directory
         self._save_min_docs = SAVE_MIN_DOCS if save_min_docs is None else save_min_docs
         self._signature = _signature(context_weight)
-        self._owners = Owners(lambda _: _Owner(), lambda entry: entry.docs, max_docs)
+        self._owners = Owners(lambda _: _Owner(), max_docs)
 
     def search(self, owner: str, terms: Sequence[str], n: int) -> list[tuple[int, float]]:
         """The best ``n`` keys of ``owner`` for these query terms, with BM25 scores."""
         entry = self._owners.get(owner)
         with entry.lock:
-            found = _search(self._ready(owner, entry), terms, n)
-        self._trim(entry)
+            postings = self._ready(owner, entry)
+            found, size = _search(postings, terms, n), len(postings.number)
+        self._trim(owner, entry, size)
         return found
 
     def count(self, owner: str) -> int:
@@ -273,7 +273,7 @@ class KeywordIndex:
         entry = self._owners.get(owner)
         with entry.lock:
             count = len(self._ready(owner, entry).number)
-        self._trim(entry)
+        self._trim(owner, entry, count)
         return count
 
     def drop(self, owner: str) -> None:
@@ -311,12 +311,12 @@ class KeywordIndex:
         self.flush()
         self._owners.clear()
 
-    def _trim(self, used: _Owner) -> None:
+    def _trim(self, owner: str, used: _Owner, size: int) -> None:
         """Let owners go, least recently used first, until the documents held fit."""
-        for owner, entry in self._owners.over(used):
+        for other, entry in self._owners.used(owner, used, size):
             with entry.lock:
                 if entry.postings is not None and entry.dirty:
-                    self._save(owner, entry, entry.postings)  # when big enough to keep
+                    self._save(other, entry, entry.postings)  # when big enough to keep
                 entry.postings = None
 
     def _ready(self, owner: str, entry: _Owner) -> _Postings:
@@ -350,7 +350,6 @@ class KeywordIndex:
             entry.postings = postings
             entry.dirty = True
             self._save(owner, entry, postings)
-        entry.docs = len(postings.number)
         return postings
 
     # -- on disk ---------------------------------------------------------------------------

@@ -19,11 +19,12 @@ E = TypeVar("E")
 class Owners(Generic[E]):
     """Owner -> entry, in order of use. Thread-safe."""
 
-    def __init__(self, make: Callable[[str], E], size: Callable[[E], int], limit: int | None):
+    def __init__(self, make: Callable[[str], E], limit: int | None) -> None:
         self._make = make
-        self._size = size
         self._limit = limit
         self._entries: OrderedDict[str, E] = OrderedDict()  # least recently used first
+        self._sizes: dict[str, int] = {}  # as last reported to used()
+        self._held = 0  # their sum
         self._lock = threading.Lock()
 
     def get(self, owner: str) -> E:
@@ -41,6 +42,7 @@ class Owners(Generic[E]):
 
     def pop(self, owner: str) -> E | None:
         with self._lock:
+            self._held -= self._sizes.pop(owner, 0)
             return self._entries.pop(owner, None)
 
     def items(self) -> list[tuple[str, E]]:
@@ -50,20 +52,26 @@ class Owners(Generic[E]):
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._sizes.clear()
+            self._held = 0
 
-    def over(self, used: E) -> list[tuple[str, E]]:
-        """Take out the least recently used entries, never ``used``, until the sizes of
-        those left fit the limit; the caller releases what is returned."""
-        if self._limit is None:
-            return []
-        going = []
+    def used(self, owner: str, entry: E, size: int) -> list[tuple[str, E]]:
+        """Note that ``entry`` now holds ``size``; take out the least recently used other
+        entries until the sizes held fit the limit, and return them for the caller to
+        release."""
+        going: list[tuple[str, E]] = []
         with self._lock:
-            held = sum(self._size(entry) for entry in self._entries.values())
-            for owner, entry in list(self._entries.items()):
-                if held <= self._limit:
+            if self._entries.get(owner) is not entry:
+                return going  # let go meanwhile by another thread: not held any more
+            self._held += size - self._sizes.get(owner, 0)
+            self._sizes[owner] = size
+            if self._limit is None:
+                return going
+            for other, held in list(self._entries.items()):
+                if self._held <= self._limit:
                     break
-                if entry is not used:
-                    del self._entries[owner]
-                    held -= self._size(entry)
-                    going.append((owner, entry))
+                if held is not entry:
+                    del self._entries[other]
+                    self._held -= self._sizes.pop(other, 0)
+                    going.append((other, held))
         return going

@@ -234,7 +234,6 @@ class _Owner:
     saved_size: int = 0
     saved_digest: str = ""
     dropped: bool = False
-    size: int = 0  # vectors when last used, for the cache's bound
 
 
 class VectorIndex:
@@ -264,7 +263,7 @@ class VectorIndex:
         self._dimension = dimension
         self._directory = directory
         self._threshold = hnsw_threshold
-        self._owners = Owners(_Owner, lambda entry: entry.size, max_vectors)
+        self._owners = Owners(_Owner, max_vectors)
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
 
@@ -281,8 +280,9 @@ class VectorIndex:
             return []
         entry = self._owners.get(owner)
         with entry.lock:
-            found = self._ready(entry).search(vector, k)
-        self._trim(entry)
+            backend = self._ready(entry)
+            found, size = backend.search(vector, k), len(backend)
+        self._trim(owner, entry, size)
         return found
 
     def count(self, owner: str) -> int:
@@ -332,9 +332,9 @@ class VectorIndex:
 
     # -- loading and catching up -------------------------------------------------------
 
-    def _trim(self, used: _Owner) -> None:
+    def _trim(self, owner: str, used: _Owner, size: int) -> None:
         """Let owners go, least recently used first, until the vectors held fit."""
-        for _, entry in self._owners.over(used):
+        for _, entry in self._owners.used(owner, used, size):
             with entry.lock:
                 self._save(entry)  # an HNSW graph that changed
                 entry.backend = None
@@ -356,7 +356,6 @@ class VectorIndex:
                 self._apply(entry, changes)
                 entry.applied_seq = new_head
         assert entry.backend is not None
-        entry.size = len(entry.backend)
         return entry.backend
 
     def _rebuild(self, entry: _Owner) -> None:
