@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,17 @@ def test_ready_says_503_when_redis_is_gone(
                 assert "Redis" in response.json()["error"]["message"]
     finally:
         server.kill()
+
+
+def test_purge_drops_expired_turns_and_owners_redis_let_go(
+    shared: Settings, embedder: Embeddings
+) -> None:
+    with Hindsight(shared, embedder=embedder) as hs:
+        hs.observe("user:alice", "s1", "one")
+        hs.observe("user:bob", "s1", "two")
+        later = datetime.now(UTC) + timedelta(seconds=shared.wm_ttl_seconds + 1)
+        with redis.Redis.from_url(shared.redis_url or "") as client:
+            client.delete("hindsight:wm:o:user:bob", "hindsight:wm:s:user:bob/s1")  # expired
+            assert hs.working.wm_purge_expired(later) == 1  # alice's turn, past its time
+            assert client.smembers("hindsight:wm:owners") == {b"user:alice"}
+            assert client.zcard("hindsight:wm:s:user:alice/s1") == 0

@@ -32,10 +32,10 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=default_home)
     # PostgreSQL with pgvector instead of the embedded SQLite file, as a libpq URL
     # (postgresql://user:password@host:5432/db); caches stay under ``home``
-    database_url: str | None = None
+    database_url: str | None = Field(default=None, repr=False)  # may hold a password
     # working memory in Redis (redis://host:6379/0), shared by every server, instead of
     # in the database
-    redis_url: str | None = None
+    redis_url: str | None = Field(default=None, repr=False)  # may hold a password
     embedding_provider: str = "minilm"
     extractor: str = "heuristic"
 

@@ -98,6 +98,10 @@ class RedisWorkingMemory(WorkingMemory):
         return found
 
     def wm_purge_expired(self, now: datetime) -> int:
+        owners = f"{self._prefix}owners"
+        for owner in self._call(self._redis.smembers, owners):
+            if not self._call(self._redis.exists, self._owner(owner)):  # all expired
+                self._call(self._redis.srem, owners, owner)
         removed = 0
         for owner, session_id, members in self._all_sessions():
             gone = [m for m in members if _load(m).expires_at <= now]
