@@ -261,3 +261,22 @@ def test_a_killed_writer_leaves_a_consistent_database_and_no_lock(
         writer.start()
         assert done.wait(30), "a write after the crash is still waiting"
         assert "knitting" in hs.recall("user:crash", "knitting", k=1)[0].memory.content
+
+
+def test_an_embedded_store_moves_to_postgresql_by_export_and_import(
+    pg: Settings, embedder: Embeddings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    embedded = Settings(home=tmp_path_factory.mktemp("embedded"), sqlite_synchronous="OFF")
+    owner = "user:alice"
+    with Hindsight(embedded, embedder=embedder) as old:
+        old.retain(owner, "I live in Paris and I love jazz.", session_id="s1")
+        old.retain(owner, "I moved to Berlin.", session_id="s1")  # supersedes Paris
+        old.retain(owner, "My sister Maya is a violinist.", session_id="s2")
+        records = list(old.export(owner))
+        before = [(r.memory.id, r.score) for r in old.recall(owner, "where does she live?")]
+    with Hindsight(pg, embedder=embedder) as new:
+        assert new.import_records(records)["imported"] == len(records)
+        assert list(new.export(owner)) == records  # history and links included
+        after = [(r.memory.id, r.score) for r in new.recall(owner, "where does she live?")]
+    assert [mid for mid, _ in after] == [mid for mid, _ in before]
+    assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-3)
