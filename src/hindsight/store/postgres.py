@@ -77,6 +77,8 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX memories_attribute ON memories (owner, kind, attribute)
             WHERE attribute IS NOT NULL;
         CREATE INDEX memories_content ON memories USING hash (content);  -- any length
+        CREATE INDEX memories_superseded ON memories (superseded_by)
+            WHERE superseded_by IS NOT NULL;
         CREATE TABLE derivations (
             child TEXT NOT NULL,
             parent TEXT NOT NULL,
