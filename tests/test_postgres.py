@@ -38,6 +38,13 @@ def test_two_servers_on_one_database_see_each_others_writes(
     other = pg.model_copy(update={"home": tmp_path_factory.mktemp("other")})  # own caches
     with Hindsight(pg, embedder=embedder) as a, Hindsight(other, embedder=embedder) as b:
         a.retain("user:alice", "I play the cello in a quartet.")
+        own = a.stats().size_bytes  # hindsight's tables only, indexes included
+        with psycopg.connect(pg.database_url or "") as conn:
+            conn.execute("CREATE TABLE not_ours (x text)")
+            conn.execute(
+                "INSERT INTO not_ours SELECT repeat('x', 1000) FROM generate_series(1, 5000)"
+            )
+        assert own > 0 and a.stats().size_bytes < own + 100_000
         assert [r.memory.content for r in b.recall("user:alice", "cello", k=1)] == [
             "I play the cello in a quartet."
         ]  # b's keyword index was built now; the next write must reach it too

@@ -36,6 +36,17 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "the PostgreSQL store needs psycopg: pip install 'agent-hindsight[postgres]'"
     ) from exc
 
+_TABLES = (
+    "schema_migrations",
+    "meta",
+    "memories",
+    "derivations",
+    "vectors",
+    "keyword_docs",
+    "keyword_log",
+    "receipts",
+    "working_memory",
+)
 _LOG_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
 _MIGRATE_LOCK = zlib.crc32(b"hindsight migrations")
 
@@ -259,7 +270,16 @@ class PostgresStore(SQLStore):
         return int(self._read(f"SELECT coalesce(max(seq), 0) FROM {log}")[0][0])
 
     def _size_bytes(self) -> int:
-        return int(self._read("SELECT pg_database_size(current_database())")[0][0])
+        # hindsight's tables with their indexes and TOAST, not the whole database: it
+        # may hold other applications' tables too
+        return int(
+            self._read(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace "
+                "AND c.relname = ANY(?)",
+                (list(_TABLES),),
+            )[0][0]
+        )
 
     # -- vectors: a pgvector column, searched by the database ----------------------
     def _bound(self, model_id: str, dimension: int) -> None:
