@@ -47,6 +47,7 @@ _TABLES = (
     "receipts",
     "working_memory",
 )
+_EF_SEARCH = 200  # HNSW's candidate list, enough for 100 results (recall's default)
 _LOG_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
 _MIGRATE_LOCK = zlib.crc32(b"hindsight migrations")
 
@@ -193,7 +194,9 @@ class PostgresStore(SQLStore):
 
     def _connect(self) -> _Conn:
         try:
-            return _Conn(psycopg.connect(self._url, autocommit=True, connect_timeout=10))
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            conn.execute(f"SET hnsw.ef_search = {_EF_SEARCH}")  # pgvector's, when it loads
+            return _Conn(conn)
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to PostgreSQL: {_first_line(exc)}") from exc
 
@@ -337,17 +340,23 @@ class PostgresStore(SQLStore):
         )
         q = _text(query)
         args = (q, *params, dim, q, k)
+        ef = min(1000, max(_EF_SEARCH, 2 * k))  # HNSW's candidate list: twice what is asked
+
+        def run(conn: _Conn, exact: bool) -> list[tuple[str, float]]:
+            if ef == _EF_SEARCH and not exact:  # the session's setting: one round trip
+                return conn.execute(sql, args).fetchall()
+            with conn.raw.transaction():
+                conn.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef),))
+                if exact:
+                    conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                return conn.execute(sql, args).fetchall()
+
         with self._lock:
             try:
                 conn = self._live()
-                with conn.raw.transaction():
-                    conn.execute(
-                        "SELECT set_config('hnsw.ef_search', ?, true)", (str(min(1000, 2 * k)),)
-                    )
-                    rows = conn.execute(sql, args).fetchall()
-                    if len(rows) < k:  # an HNSW pass the filter thinned: redo it exactly
-                        conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                        rows = conn.execute(sql, args).fetchall()
+                rows = run(conn, exact=False)
+                if len(rows) < k:  # an HNSW pass the filter thinned: redo it exactly
+                    rows = run(conn, exact=True)
             except psycopg.Error as exc:
                 raise StoreError(f"vector search failed: {_first_line(exc)}") from exc
         return [(mid, float(sim)) for mid, sim in rows]
