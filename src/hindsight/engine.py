@@ -117,10 +117,12 @@ class Hindsight:
 
     # -- lifecycle ---------------------------------------------------------------
     def close(self) -> None:
-        self._flush_access(force=True)
-        if self.working is not self.store:
-            self.working.close()
-        self.store.close()
+        try:
+            self._flush_access(force=True)
+            if self.working is not self.store:
+                self.working.close()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> Hindsight:
         return self

@@ -1,8 +1,9 @@
 """The storage seam: everything the engine asks of a backend.
 
-SQLite implements it now (:mod:`hindsight.store.sqlite`); PostgreSQL will
-implement the same interface. No SQL or driver import may appear outside this
-package (a test enforces it).
+SQLite (:mod:`hindsight.store.sqlite`) and PostgreSQL (:mod:`hindsight.store.postgres`)
+implement :class:`Store`, on the SQL they share (:mod:`hindsight.store.sql`); working
+memory may live apart from the store, in Redis (:mod:`hindsight.store.redis_working`).
+No SQL or driver import may appear outside this package (a test enforces it).
 """
 
 from __future__ import annotations
