@@ -7,7 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from hindsight.bench.scale import QUERIES, sentences
+from hindsight import Hindsight, Settings
+from hindsight.bench.scale import QUERIES, owner_of, sentences
 from hindsight.cli import cli
 
 
@@ -54,3 +55,16 @@ def test_bench_scale_reports_every_figure(tmp_path: Path) -> None:
         assert figures[key] > 0, key
     assert figures["recall_p95_ms"] >= figures["recall_p50_ms"]
     assert len(QUERIES) >= 8
+
+
+def test_bench_scale_deals_memories_out_to_owners(tmp_path: Path) -> None:
+    args = ["--home", str(tmp_path / "b"), "bench", "scale", "--n", "60", "--queries", "6"]
+    result = CliRunner().invoke(cli, [*args, "--owners", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert (figures["n"], figures["owners"]) == (60, 3)
+    assert figures["recall_p50_ms"] > 0 and figures["dense_p50_ms"] > 0
+    with Hindsight(Settings(home=tmp_path / "b")) as hs:
+        assert [hs.stats(owner_of(i, 3)).memories for i in range(3)] == [20, 20, 20]
+    refused = CliRunner().invoke(cli, [*args, "--owners", "61"])
+    assert refused.exit_code == 2 and "owners must be between 1 and n" in refused.output

@@ -7,6 +7,10 @@ rows in one transaction per batch); recall goes through ``recall`` with defaults
 A first recall after reopening the store (a new process, or a new API server) is timed
 apart: with the indexes saved beside the store, and in the same run with the keyword
 index's file removed, so that it is rebuilt from the store's texts.
+
+With ``owners`` above 1 the memories are dealt out to that many owners (a service with
+many users), and the timed recalls go to one owner after another, each searched once
+before timing starts (their caches built: the steady state of a server).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from hindsight.config import Settings
 from hindsight.engine import Hindsight
+from hindsight.errors import ValidationError
 from hindsight.store import Filter
 
 OWNER = "bench:scale"
@@ -102,6 +107,7 @@ QUERIES = [
 @dataclass(slots=True)
 class ScaleResult:
     n: int
+    owners: int
     ingest_per_s: float
     embed_only_per_s: float  # the embedder alone on the same texts: the ceiling
     recall_p50_ms: float
@@ -131,18 +137,23 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _first_recall_ms(settings: Settings) -> float:
+def owner_of(i: int, owners: int) -> str:
+    """Who the ``i``-th memory (or timed recall) belongs to."""
+    return OWNER if owners == 1 else f"{OWNER}-{i % owners}"
+
+
+def _first_recall_ms(settings: Settings, owner: str) -> float:
     """The first recall of a store just opened (its model already loaded)."""
     with Hindsight(settings) as hs:
         hs.embedder.encode_query("load the model first")
-        return _time_ms(lambda q: hs.recall(OWNER, q, k=10), [QUERIES[0]])[0]
+        return _time_ms(lambda q: hs.recall(owner, q[1], k=10), [(owner, QUERIES[0])])[0]
 
 
-def _time_ms(fn: Callable[[str], object], queries: list[str]) -> list[float]:
+def _time_ms(fn: Callable[[tuple[str, str]], object], asked: list[tuple[str, str]]) -> list[float]:
     out = []
-    for q in queries:
+    for item in asked:
         start = time.perf_counter()
-        fn(q)
+        fn(item)
         out.append((time.perf_counter() - start) * 1000)
     return out
 
@@ -153,9 +164,12 @@ def run(
     *,
     batch: int = 2_000,
     queries: int = 200,
+    owners: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> ScaleResult:
-    """Build a store of ``n`` memories for one owner, then time recalls on it."""
+    """Build a store of ``n`` memories for ``owners`` owners, then time recalls on it."""
+    if not 1 <= owners <= n:
+        raise ValidationError(f"owners must be between 1 and n ({n}), not {owners}")
     base = datetime(2024, 1, 1, tzinfo=UTC)
     with Hindsight(settings) as hs:
         sample = list(sentences(min(n, 2_000), seed=99))
@@ -170,7 +184,7 @@ def run(
             pending.append(
                 {
                     "id": f"b_{i:09d}",
-                    "owner": OWNER,
+                    "owner": owner_of(i, owners),
                     "kind": "fact",
                     "content": text,
                     "observed_at": when,
@@ -185,23 +199,29 @@ def run(
             hs.import_records(pending)
             if progress:
                 progress(len(pending))
-        hs.recall(OWNER, "warm up the index")  # loads or builds the ANN index
+        hs.recall(owner_of(0, owners), "warm up the index")  # loads or builds the indexes
         ingest = n / (time.perf_counter() - start)
 
-        asked = [QUERIES[i % len(QUERIES)] for i in range(queries)]
-        flt = Filter(owners=[OWNER])
-        recall = _time_ms(lambda q: hs.recall(OWNER, q, k=10), asked)
-        keyword = _time_ms(lambda q: hs.store.keyword_search(flt, q, 100), asked)
-        embed_q = _time_ms(hs.embedder.encode_query, asked)
+        asked = [(owner_of(i, owners), QUERIES[i % len(QUERIES)]) for i in range(queries)]
+        for owner in dict.fromkeys(owner for owner, _ in asked):  # caches built: steady state
+            hs.recall(owner, "warm up the index")
+        recall = _time_ms(lambda a: hs.recall(a[0], a[1], k=10), asked)
+        keyword = _time_ms(
+            lambda a: hs.store.keyword_search(Filter(owners=[a[0]]), a[1], 100), asked
+        )
+        embed_q = _time_ms(lambda a: hs.embedder.encode_query(a[1]), asked)
         vectors = {q: hs.embedder.encode_query(q) for q in QUERIES}
-        dense = _time_ms(lambda q: hs.store.vector_search(flt, vectors[q], 100), asked)
+        dense = _time_ms(
+            lambda a: hs.store.vector_search(Filter(owners=[a[0]]), vectors[a[1]], 100), asked
+        )
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # one store open
-    first = _first_recall_ms(settings)
+    first = _first_recall_ms(settings, owner_of(0, owners))
     for saved in settings.index_dir.glob("*.keywords.npz"):
         saved.unlink()
-    rebuild = _first_recall_ms(settings)
+    rebuild = _first_recall_ms(settings, owner_of(0, owners))
     return ScaleResult(
         n=n,
+        owners=owners,
         ingest_per_s=ingest,
         embed_only_per_s=embed_only,
         recall_p50_ms=statistics.median(recall),

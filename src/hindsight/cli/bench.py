@@ -56,11 +56,20 @@ def _keep(data: dict[str, Any], out: Path | None) -> None:
     show_default=True,
     help="How many recalls to time.",
 )
+@click.option(
+    "--owners",
+    type=click.IntRange(1, 1_000_000),
+    default=1,
+    show_default=True,
+    help="Deal the memories out to this many owners; recalls go to one after another.",
+)
 @json_option
 @_out_option
 @click.pass_obj
-def bench_scale(app: App, n: int, queries: int, as_json: bool, out: Path | None) -> None:
-    """Ingest N generated memories for one owner, then time recalls on that store.
+def bench_scale(
+    app: App, n: int, queries: int, owners: int, as_json: bool, out: Path | None
+) -> None:
+    """Ingest N generated memories for one owner (or --owners), then time recalls.
 
     Runs in a fresh temporary store unless --home is given on the group.
     """
@@ -70,7 +79,7 @@ def bench_scale(app: App, n: int, queries: int, as_json: bool, out: Path | None)
         home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-b-")))
         bar = stack.enter_context(app.progress(range(n), length=n, label="ingesting"))
         step = getattr(bar, "update", None)
-        result = scale.run(app.settings(home), n, queries=queries, progress=step)
+        result = scale.run(app.settings(home), n, queries=queries, owners=owners, progress=step)
     _keep(result.as_dict(), out)
     if as_json:
         emit_json(result.as_dict())
