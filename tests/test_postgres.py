@@ -22,7 +22,7 @@ from hindsight import Hindsight, Settings, StoreError
 from hindsight.api import create_app
 from hindsight.embed import Embeddings
 from hindsight.models import Kind
-from hindsight.store import Filter
+from hindsight.store import Filter, postgres
 from hindsight.store.postgres import PostgresStore
 from hindsight.store.sql import filter_sql
 
@@ -84,10 +84,9 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
         query = vectors[199]  # m200, a preference
         scores = vectors @ query
         rare = Filter(owners=["user:alice"], kinds=[Kind.PREFERENCE])
-        assert "vectors_hnsw_16" in _plan(
-            store, rare, query
-        )  # the planner takes the index, and the filter
-        found = store.vector_search(rare, query, 10)  # leaves its pass short
+        assert not store.searched_exactly(rare)  # an owner the keyword index does not hold
+        assert "vectors_hnsw_16" in _plan(store, rare, query, exact=False)  # the planner
+        found = store.vector_search(rare, query, 10)  # takes the index; the filter thins it
         preferences = [i for i in range(n) if (i + 1) % 200 == 0]
         exact = sorted(preferences, key=lambda i: -scores[i])[:10]
         assert [mid for mid, _ in found] == [f"m{i + 1}" for i in exact]
@@ -95,17 +94,37 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
         wide = store.vector_search(Filter(owners=["user:alice"]), query, 20)
         best = {f"m{i + 1}" for i in np.argsort(-scores)[:20]}
         assert len(best & {mid for mid, _ in wide}) >= 18  # HNSW may swap a near tie
+
+        # A small owner the keyword index holds is searched exactly from the start, as
+        # the embedded store searches it, wherever the planner would take HNSW.
+        with raw.transaction():
+            raw.execute(
+                "UPDATE memories SET owner = 'user:bob' WHERE rowid <= 300; "
+                "UPDATE vectors SET owner = 'user:bob' WHERE key <= 300; "
+                "INSERT INTO keyword_docs SELECT rowid, owner, content, '' FROM memories "
+                "WHERE owner = 'user:bob'"
+            )
+            raw.execute("ANALYZE")
+        bob = Filter(owners=["user:bob"], kinds=[Kind.FACT])
+        assert store.keyword_search(bob, "x7", 1)  # the keyword index now holds bob: 300
+        assert store.searched_exactly(bob) and not store.searched_exactly(rare)
+        assert "vectors_hnsw_16" in _plan(store, bob, query, exact=False)  # the planner's
+        assert "vectors_hnsw_16" not in _plan(store, bob, query, exact=True)  # choice, undone
+        facts = [i for i in range(300) if (i + 1) % 200]
+        exact = sorted(facts, key=lambda i: -scores[i])[:5]
+        assert [mid for mid, _ in store.vector_search(bob, query, 5)] == [
+            f"m{i + 1}" for i in exact
+        ]
     finally:
         store.close()
 
 
-def _plan(store: PostgresStore, flt: Filter, query: np.ndarray) -> str:
+def _plan(store: PostgresStore, flt: Filter, query: np.ndarray, *, exact: bool) -> str:
+    """The plan of the query vector_search runs, exact or not."""
     where, params = filter_sql(flt)
-    rows = store._read(
-        "EXPLAIN SELECT m.id FROM vectors v JOIN memories m ON m.rowid = v.key "
-        f"WHERE {where} AND v.dim = 16 ORDER BY v.vec::vector(16) <=> ?::vector(16) LIMIT 10",
-        (*params, str(query.tolist())),
-    )
+    vector = str(query.tolist())
+    sql = postgres._vector_sql(16, where, exact=exact)
+    rows = store._read(f"EXPLAIN {sql}", (vector, *params, 16, vector, 10))
     return " ".join(r[0] for r in rows)
 
 
@@ -178,8 +197,6 @@ def test_writers_overlap_but_append_to_the_log_in_commit_order(
 ) -> None:
     """A writer does its rows and vectors while another holds the log lock, and takes
     no log seq until it has the lock: seqs then commit in order."""
-    from hindsight.store import postgres
-
     with Hindsight(pg, embedder=embedder) as hs, psycopg.connect(pg.database_url or "") as other:
         hs.retain("user:alice", "I keep bees.")
         seq = "SELECT last_value FROM keyword_log_seq_seq"

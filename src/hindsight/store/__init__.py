@@ -36,6 +36,7 @@ def open_store(settings: Settings) -> Store:
             text=text,
             log_keep=settings.log_keep,
             keyword_cache_docs=settings.keyword_cache_docs,
+            hnsw_threshold=settings.hnsw_threshold,
         )
     from hindsight.store.sqlite import SQLiteStore
 

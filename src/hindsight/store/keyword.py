@@ -276,6 +276,11 @@ class KeywordIndex:
         self._trim(owner, entry, count)
         return count
 
+    def size(self, owner: str) -> int | None:
+        """``owner``'s live documents when last searched, without catching up with the
+        log; None if its index is not held."""
+        return self._owners.size(owner)
+
     def drop(self, owner: str) -> None:
         """Forget ``owner``: in memory and on disk. The store's rows are not touched."""
         entry = self._owners.pop(owner)

@@ -36,6 +36,11 @@ class Owners(Generic[E]):
             self._entries.move_to_end(owner)
             return entry
 
+    def size(self, owner: str) -> int | None:
+        """What the owner's entry held when last used; None if it is not held."""
+        with self._lock:
+            return self._sizes.get(owner)
+
     def peek(self, owner: str) -> E | None:
         with self._lock:
             return self._entries.get(owner)

@@ -1,12 +1,12 @@
 """The production store: PostgreSQL with pgvector.
 
 The same tables as the embedded store (:mod:`hindsight.store.sql` holds the SQL
-both share), with vectors in a pgvector column searched by the database: exact
-within an owner's rows, or through an HNSW index when the planner finds that
-cheaper; an HNSW pass that a filter leaves short of ``k`` is redone exactly, so a
-narrow filter never loses results. Keyword search uses the same in-process index
-as the embedded store, caught up from ``keyword_log``, so any number of stateless
-API servers can share one database.
+both share), with vectors in a pgvector column searched by the database: exactly
+for owners under ``hnsw_threshold`` memories (as the embedded store), else through an
+HNSW index when the planner finds that cheaper; an HNSW pass that a filter leaves
+short of ``k`` is redone exactly, so a narrow filter never loses results. Keyword
+search uses the same in-process index as the embedded store, caught up from
+``keyword_log``, so any number of stateless API servers can share one database.
 
 Writers overlap, but each takes one transaction-level advisory lock before it appends to
 the keyword change log and holds it to its commit: log sequence numbers then commit in
@@ -176,8 +176,10 @@ class PostgresStore(SQLStore):
         text: TextIndexing | None = None,
         log_keep: int = 1_000_000,
         keyword_cache_docs: int | None = None,
+        hnsw_threshold: int = 20_000,
     ) -> None:
         self._url = url
+        self._hnsw_threshold = hnsw_threshold
         self._closed = False
         self._conn = self._connect()
         try:
@@ -249,6 +251,9 @@ class PostgresStore(SQLStore):
                 return self._live().execute(sql, params).fetchall()
             except psycopg.Error as exc:
                 raise StoreError(f"store query failed: {_first_line(exc)}") from exc
+
+    def _among(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return "= ANY(?)", [list(values)]  # one statement text: prepared once, planned once
 
     def _log_order(self, conn: Connection) -> None:
         # Taken last, after the rows and vectors (and pgvector's HNSW inserts, the slow
@@ -333,33 +338,46 @@ class PostgresStore(SQLStore):
         if dim is None:
             raise StoreError("bind_embedding() must be called before searching vectors")
         where, params = filter_sql(flt)
-        distance = f"v.vec::vector({dim}) <=> ?::vector({dim})"
-        sql = (
-            f"SELECT m.id, 1 - ({distance}) FROM vectors v JOIN memories m ON m.rowid = v.key "
-            f"WHERE {where} AND v.dim = ? ORDER BY {distance} LIMIT ?"
-        )
         q = _text(query)
         args = (q, *params, dim, q, k)
         ef = min(1000, max(_EF_SEARCH, 2 * k))  # HNSW's candidate list: twice what is asked
-
-        def run(conn: _Conn, exact: bool) -> list[tuple[str, float]]:
-            if ef == _EF_SEARCH and not exact:  # the session's setting: one round trip
-                return conn.execute(sql, args).fetchall()
-            with conn.raw.transaction():
-                conn.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef),))
-                if exact:
-                    conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                return conn.execute(sql, args).fetchall()
-
         with self._lock:
             try:
                 conn = self._live()
-                rows = run(conn, exact=False)
-                if len(rows) < k:  # an HNSW pass the filter thinned: redo it exactly
-                    rows = run(conn, exact=True)
+                if self.searched_exactly(flt):
+                    rows = conn.execute(_vector_sql(dim, where, exact=True), args).fetchall()
+                else:
+                    hnsw = _vector_sql(dim, where, exact=False)
+                    if ef == _EF_SEARCH:  # the connection's own setting: one round trip
+                        rows = conn.execute(hnsw, args).fetchall()
+                    else:
+                        with conn.raw.transaction():
+                            conn.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef),))
+                            rows = conn.execute(hnsw, args).fetchall()
+                    if len(rows) < k:  # an HNSW pass the filter thinned: redo it exactly
+                        rows = conn.execute(_vector_sql(dim, where, exact=True), args).fetchall()
             except psycopg.Error as exc:
                 raise StoreError(f"vector search failed: {_first_line(exc)}") from exc
         return [(mid, float(sim)) for mid, sim in rows]
+
+    def searched_exactly(self, flt: Filter) -> bool:
+        """Whether a vector search within ``flt`` goes exact from the start: its owners
+        are under ``hnsw_threshold`` memories together, as the embedded store searches
+        them. Their sizes are what the keyword index last saw (no query); an owner it
+        does not hold yet takes the HNSW path, redone exactly if it comes back short."""
+        sizes = [self._keywords.size(owner) for owner in flt.owners]
+        return None not in sizes and sum(s or 0 for s in sizes) < self._hnsw_threshold
+
+
+def _vector_sql(dim: int, where: str, *, exact: bool) -> str:
+    """Nearest vectors within a filter; ``exact`` orders by an expression no index
+    serves ("distance + 0"), so the database compares every row the filter lets by."""
+    distance = f"v.vec::vector({dim}) <=> ?::vector({dim})"
+    order = f"({distance}) + 0" if exact else distance
+    return (
+        f"SELECT m.id, 1 - ({distance}) FROM vectors v JOIN memories m ON m.rowid = v.key "
+        f"WHERE {where} AND v.dim = ? ORDER BY {order} LIMIT ?"
+    )
 
 
 def _text(vector: npt.NDArray[np.float32]) -> str:

@@ -115,10 +115,15 @@ class SQLStore(Store):
     # -- what each database does its own way ----------------------------------
     @abc.abstractmethod
     def _tx(self) -> AbstractContextManager[Connection]:
-        """One write transaction, all or nothing, with no other writer at once."""
+        """One write transaction, all or nothing (see `_log_order` for what it orders)."""
 
     @abc.abstractmethod
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    def _among(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """SQL saying "is one of these values", and its parameters (SQLite: ``IN (?, ...)``;
+        PostgreSQL overrides it with one array, so the statement's text stays the same)."""
+        return f"IN ({_marks(values)})", list(values)
 
     def _log_order(self, conn: Connection) -> None:
         """Called in a write transaction before it appends to ``keyword_log``: from here
@@ -261,10 +266,11 @@ class SQLStore(Store):
         if not self._text.context_turns:
             return found
         for chunk in _chunks(sorted(keys)):
+            among, values = self._among(chunk)
             for owner, session in conn.execute(
                 "SELECT DISTINCT owner, session_id FROM memories WHERE kind = 'episode' "
-                f"AND session_id IS NOT NULL AND rowid IN ({_marks(chunk)})",
-                chunk,
+                f"AND session_id IS NOT NULL AND rowid {among}",
+                values,
             ).fetchall():
                 if (owner, session) not in found:
                     rows = conn.execute(
@@ -293,10 +299,11 @@ class SQLStore(Store):
         """
         rows: dict[int, tuple[Any, ...]] = {}
         for chunk in _chunks(sorted(keys)):
+            among, values = self._among(chunk)
             for row in conn.execute(
                 "SELECT rowid, owner, kind, content, query_hints, speaker, observed_at, "
-                f"session_id FROM memories WHERE rowid IN ({_marks(chunk)})",
-                chunk,
+                f"session_id FROM memories WHERE rowid {among}",
+                values,
             ).fetchall():
                 rows[row[0]] = row[1:]
         sessions = self._sessions(conn, set(rows))
@@ -372,10 +379,10 @@ class SQLStore(Store):
         ids = [r[0] for r in rows]
         parents: dict[str, list[str]] = {}
         for chunk in _chunks(ids):
+            among, values = self._among(chunk)
             for child, parent in self._read(
-                f"SELECT child, parent FROM derivations WHERE child IN ({_marks(chunk)}) "
-                "ORDER BY child, parent",
-                chunk,
+                f"SELECT child, parent FROM derivations WHERE child {among} ORDER BY child, parent",
+                values,
             ):
                 parents.setdefault(child, []).append(parent)
         return [_memory(r, parents.get(r[0], [])) for r in rows]
@@ -383,9 +390,8 @@ class SQLStore(Store):
     def get(self, ids: Sequence[str]) -> list[Memory]:
         found: dict[str, tuple[Any, ...]] = {}
         for chunk in _chunks(list(ids)):
-            for row in self._read(
-                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({_marks(chunk)})", chunk
-            ):
+            among, values = self._among(chunk)
+            for row in self._read(f"SELECT {_COLUMNS} FROM memories WHERE id {among}", values):
                 found[row[0]] = row
         return self._memories([found[i] for i in dict.fromkeys(ids) if i in found])
 
@@ -445,24 +451,25 @@ class SQLStore(Store):
     def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
         after: dict[str, int] = {}
         for chunk in _chunks(list(ids)):
+            among, values = self._among(chunk)
             after.update(
                 self._read(
                     "SELECT q.id, (SELECT n.rowid FROM memories n WHERE n.owner = q.owner "
                     "AND n.session_id = q.session_id AND n.kind = 'episode' "
                     "AND n.rowid > q.rowid ORDER BY n.rowid LIMIT 1) "
-                    f"FROM memories q WHERE q.id IN ({_marks(chunk)}) AND q.kind = 'episode'",
-                    chunk,
+                    f"FROM memories q WHERE q.id {among} AND q.kind = 'episode'",
+                    values,
                 )
             )
         following = {after[mid]: mid for mid in ids if after.get(mid) is not None}
         if not following:
             return {}
         where, params = filter_sql(flt)
-        keys = list(following)
+        among, values = self._among(list(following))
         rows = self._read(
             f"SELECT {_COLUMNS}, rowid FROM memories AS m {self._BY_KEY} "
-            f"WHERE rowid IN ({_marks(keys)}) AND {where}",
-            (*keys, *params),
+            f"WHERE rowid {among} AND {where}",
+            (*values, *params),
         )
         found = {m.id: m for m in self._memories([r[:-1] for r in rows])}
         return {following[r[-1]]: found[r[0]] for r in rows}
@@ -497,11 +504,12 @@ class SQLStore(Store):
             scores = dict(found)
             allowed: list[tuple[str, int]] = []
             for chunk in _chunks(list(scores)):
+                among, values = self._among(chunk)
                 allowed.extend(
                     self._read(
                         f"SELECT id, rowid FROM memories AS m {self._BY_KEY} "
-                        f"WHERE rowid IN ({_marks(chunk)}) AND {where}",
-                        (*chunk, *params),
+                        f"WHERE rowid {among} AND {where}",
+                        (*values, *params),
                     )
                 )
             if len(allowed) >= k or exhausted:
@@ -580,11 +588,11 @@ class SQLStore(Store):
     def children(self, parent_ids: Sequence[str]) -> list[Memory]:
         ids: list[str] = []
         for chunk in _chunks(list(parent_ids)):
+            among, values = self._among(chunk)
             ids.extend(
                 r[0]
                 for r in self._read(
-                    f"SELECT DISTINCT child FROM derivations WHERE parent IN ({_marks(chunk)})",
-                    chunk,
+                    f"SELECT DISTINCT child FROM derivations WHERE parent {among}", values
                 )
             )
         return self.get(ids)
@@ -597,10 +605,11 @@ class SQLStore(Store):
         while frontier:
             children: set[str] = set()
             for chunk in _chunks(frontier):
+                among, values = self._among(chunk)
                 children.update(
                     r[0]
                     for r in self._read(
-                        f"SELECT child FROM derivations WHERE parent IN ({_marks(chunk)})", chunk
+                        f"SELECT child FROM derivations WHERE parent {among}", values
                     )
                 )
             frontier = []
@@ -621,21 +630,20 @@ class SQLStore(Store):
         with self._tx() as conn:
             gone: set[int] = set()
             for chunk in _chunks(list(ids)):
+                among, values = self._among(chunk)
                 rows = conn.execute(
-                    f"SELECT rowid, owner FROM memories WHERE id IN ({_marks(chunk)})", chunk
+                    f"SELECT rowid, owner FROM memories WHERE id {among}", values
                 ).fetchall()
                 owners.update(owner for _, owner in rows)
                 keys = {key for key, _ in rows}
                 gone |= keys | self._neighbours(conn, keys)  # neighbours quote deleted text
                 for key, owner in rows:
                     self._drop_vector(conn, key, owner)
-                marks = _marks(chunk)
-                conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM derivations WHERE child IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM derivations WHERE parent IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM memories WHERE id {among}", values)
+                conn.execute(f"DELETE FROM derivations WHERE child {among}", values)
+                conn.execute(f"DELETE FROM derivations WHERE parent {among}", values)
                 conn.execute(
-                    f"UPDATE memories SET superseded_by = NULL WHERE superseded_by IN ({marks})",
-                    chunk,
+                    f"UPDATE memories SET superseded_by = NULL WHERE superseded_by {among}", values
                 )
             self._reindex(conn, gone)
             conn.execute(
