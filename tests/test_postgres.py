@@ -62,7 +62,7 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((n, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store = PostgresStore(pg.database_url or "")
+    store = PostgresStore(pg.database_url or "", hnsw_threshold=50_000)
     try:
         store.bind_embedding("random", 16)
         raw = store._conn.raw
@@ -95,25 +95,15 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
         best = {f"m{i + 1}" for i in np.argsort(-scores)[:20]}
         assert len(best & {mid for mid, _ in wide}) >= 18  # HNSW may swap a near tie
 
-        # A small owner the keyword index holds is searched exactly from the start, as
-        # the embedded store searches it, wherever the planner would take HNSW.
+        # An owner under the threshold that the keyword index holds is searched exactly
+        # from the start, as the embedded store searches it, where the planner takes HNSW.
         with raw.transaction():
-            raw.execute(
-                "UPDATE memories SET owner = 'user:bob' WHERE rowid <= 300; "
-                "UPDATE vectors SET owner = 'user:bob' WHERE key <= 300; "
-                "INSERT INTO keyword_docs SELECT rowid, owner, content, '' FROM memories "
-                "WHERE owner = 'user:bob'"
-            )
-            raw.execute("ANALYZE")
-        bob = Filter(owners=["user:bob"], kinds=[Kind.FACT])
-        assert store.keyword_search(bob, "x7", 1)  # the keyword index now holds bob: 300
-        assert store.searched_exactly(bob) and not store.searched_exactly(rare)
-        assert "vectors_hnsw_16" in _plan(store, bob, query, exact=False)  # the planner's
-        assert "vectors_hnsw_16" not in _plan(store, bob, query, exact=True)  # choice, undone
-        facts = [i for i in range(300) if (i + 1) % 200]
-        exact = sorted(facts, key=lambda i: -scores[i])[:5]
-        assert [mid for mid, _ in store.vector_search(bob, query, 5)] == [
-            f"m{i + 1}" for i in exact
+            raw.execute("INSERT INTO keyword_docs SELECT rowid, owner, content, '' FROM memories")
+        assert store.keyword_search(rare, "x200", 1)  # the index holds alice: 20,000
+        assert store.searched_exactly(rare)  # under this store's threshold, 50,000
+        assert "vectors_hnsw_16" not in _plan(store, rare, query, exact=True)
+        assert [mid for mid, _ in store.vector_search(rare, query, 10)] == [
+            f"m{i + 1}" for i in sorted(preferences, key=lambda i: -scores[i])[:10]
         ]
     finally:
         store.close()
@@ -123,8 +113,8 @@ def _plan(store: PostgresStore, flt: Filter, query: np.ndarray, *, exact: bool) 
     """The plan of the query vector_search runs, exact or not."""
     where, params = filter_sql(flt)
     vector = str(query.tolist())
-    sql = postgres._vector_sql(16, where, exact=exact)
-    rows = store._read(f"EXPLAIN {sql}", (vector, *params, 16, vector, 10))
+    sql = postgres._vector_sql(16, f"v.owner = ANY(?) AND {where}", exact=exact)
+    rows = store._read(f"EXPLAIN {sql}", (vector, list(flt.owners), *params, 16, vector, 10))
     return " ".join(r[0] for r in rows)
 
 

@@ -337,9 +337,11 @@ class PostgresStore(SQLStore):
         dim = self._dimension
         if dim is None:
             raise StoreError("bind_embedding() must be called before searching vectors")
+        among, owners = self._among(flt.owners)  # on vectors too: its rows are read first
         where, params = filter_sql(flt)
+        where = f"v.owner {among} AND {where}"
         q = _text(query)
-        args = (q, *params, dim, q, k)
+        args = (q, *owners, *params, dim, q, k)
         ef = min(1000, max(_EF_SEARCH, 2 * k))  # HNSW's candidate list: twice what is asked
         with self._lock:
             try:
