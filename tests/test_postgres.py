@@ -24,7 +24,6 @@ from hindsight.embed import Embeddings
 from hindsight.models import Kind
 from hindsight.store import Filter, postgres
 from hindsight.store.postgres import PostgresStore
-from hindsight.store.sql import filter_sql
 
 
 @pytest.fixture
@@ -111,11 +110,8 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
 
 def _plan(store: PostgresStore, flt: Filter, query: np.ndarray, *, exact: bool) -> str:
     """The plan of the query vector_search runs, exact or not."""
-    where, params = filter_sql(flt)
-    vector = str(query.tolist())
-    sql = postgres._vector_sql(16, f"v.owner = ANY(?) AND {where}", exact=exact)
-    rows = store._read(f"EXPLAIN {sql}", (vector, list(flt.owners), *params, 16, vector, 10))
-    return " ".join(r[0] for r in rows)
+    sql, args = store.vector_query(flt, query, 10, exact=exact)
+    return " ".join(r[0] for r in store._read(f"EXPLAIN {sql}", args))
 
 
 def test_reembedding_to_another_dimension_moves_the_hnsw_index(
@@ -294,3 +290,31 @@ def test_an_embedded_store_moves_to_postgresql_by_export_and_import(
         after = [(r.memory.id, r.score) for r in new.recall(owner, "where does she live?")]
     assert [mid for mid, _ in after] == [mid for mid, _ in before]
     assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-3)
+
+
+def test_an_owner_new_to_the_statistics_is_searched_by_key(hs_pg: Hindsight, pg: Settings) -> None:
+    """Right after an owner's first writes the planner's statistics do not know it (one
+    row, they say); the vector search must still join memories by key, not compare
+    every vector of the owner with every memory of it."""
+    hs_pg.retain("user:alice", "I keep bees.")
+    with psycopg.connect(pg.database_url or "", autocommit=True) as conn:
+        conn.execute("ANALYZE")  # statistics that know alice only
+    records = [
+        {
+            "id": f"m_{i:028x}",
+            "owner": "user:bob",
+            "kind": "fact",
+            "content": f"note {i}",
+            "observed_at": "2024-01-01T00:00:00+00:00",
+        }
+        for i in range(400)
+    ]
+    hs_pg.import_records(records)
+    bob = Filter(owners=["user:bob"])
+    query = hs_pg.embedder.encode_query("note 7")
+    store = hs_pg.store
+    assert isinstance(store, PostgresStore)
+    for exact in (True, False):
+        plan = _plan(store, bob, query, exact=exact)
+        assert "Join Filter" not in plan, plan
+    assert hs_pg.recall("user:bob", "note 7", k=1)[0].memory.content == "note 7"

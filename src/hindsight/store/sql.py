@@ -258,7 +258,7 @@ class SQLStore(Store):
                     self._put_vector(conn, key, memory, maybe_vector)
                 touched.add(key)
             self._reindex(conn, touched | self._neighbours(conn, touched))
-        self._wrote()
+        self._wrote(added=len(insert))
 
     def _sessions(self, conn: Connection, keys: set[int]) -> dict[tuple[str, str], _Turns]:
         """The sessions that these rows are turns of: each one's turns, in order."""
@@ -464,7 +464,7 @@ class SQLStore(Store):
         following = {after[mid]: mid for mid in ids if after.get(mid) is not None}
         if not following:
             return {}
-        where, params = filter_sql(flt)
+        where, params = filter_sql(flt, owner=None)  # turns after the owners' own
         among, values = self._among(list(following))
         rows = self._read(
             f"SELECT {_COLUMNS}, rowid FROM memories AS m {self._BY_KEY} "
@@ -497,7 +497,7 @@ class SQLStore(Store):
         ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
         narrow filter rejects most of them, look further.
         """
-        where, params = filter_sql(flt)
+        where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
         fetch = max(k * 4, 64)
         while True:
             found, exhausted = hits(fetch)
@@ -568,8 +568,9 @@ class SQLStore(Store):
         row = self._read("SELECT value FROM meta WHERE key = ?", (f"{log}_pruned",))
         return int(row[0][0]) if row else 0
 
-    def _wrote(self) -> None:
-        """Count a write; every ``_PRUNE_EVERY`` writes, prune the change logs."""
+    def _wrote(self, added: int = 0) -> None:
+        """Count a write (that added ``added`` memories); every ``_PRUNE_EVERY`` writes,
+        prune the change logs."""
         self._writes += 1
         if self._writes % _PRUNE_EVERY == 0:
             self.prune_logs()
@@ -784,10 +785,16 @@ def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
         yield values[i : i + size]
 
 
-def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
-    """The SQL condition (on table alias ``m``) and parameters of a filter."""
-    clauses = [f"m.owner IN ({_marks(flt.owners)})"]
-    params: list[Any] = list(flt.owners)
+def filter_sql(flt: Filter, *, owner: str | None = "m.owner") -> tuple[str, list[Any]]:
+    """The SQL condition (on table alias ``m``) and parameters of a filter.
+
+    ``owner`` is the column that restricts the owners, or None for rows known to be
+    theirs (keys from their own indexes): a query that looks rows up by key then offers
+    the database no owner index to prefer, which on stale statistics it did (a nested
+    loop comparing every row of an owner with every key).
+    """
+    clauses = [] if owner is None else [f"{owner} IN ({_marks(flt.owners)})"]
+    params: list[Any] = [] if owner is None else list(flt.owners)
     if flt.kinds:
         clauses.append(f"m.kind IN ({_marks(flt.kinds)})")
         params.extend(k.value for k in flt.kinds)
