@@ -384,16 +384,17 @@ class PostgresStore(SQLStore):
         orders by an expression no index serves ("distance + 0"), so the database
         compares every row the filter lets by.
 
-        The owners are restricted on ``vectors``, whose rows the owner index reads first;
-        memories are then joined by key, whatever the statistics say. (With the owners
-        restricted on memories, stale statistics after an owner's first writes made the
-        planner compare every vector of the owner with every memory of it: 43 ms instead
-        of 2 for a LoCoMo conversation.)
+        The owners are restricted on both tables, so the planner may start from either
+        owner index (on memories alone it read every vector before the join: 3.6 ms
+        against 2.0 for a LoCoMo owner; on vectors alone it scanned every memory of a
+        100-owner store: 23 ms against 2.5).
         """
         dim = self._dimension
         if dim is None:
             raise StoreError("bind_embedding() must be called before searching vectors")
-        where, params = filter_sql(flt, owner="v.owner")
+        where, params = filter_sql(flt)
+        among, owners = self._among(flt.owners)
+        where, params = f"v.owner {among} AND {where}", [*owners, *params]
         distance = f"v.vec::vector({dim}) <=> ?::vector({dim})"
         order = f"({distance}) + 0" if exact else distance
         sql = (
