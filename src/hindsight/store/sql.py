@@ -84,6 +84,17 @@ class _Turns:
         return [*reversed(self.rows[max(0, i - n) : i]), *self.rows[i + 1 : i + 1 + n]]
 
 
+def _neighbours(
+    sessions: dict[tuple[str, str], _Turns], keys: set[int], text: TextIndexing
+) -> set[int]:
+    """Episodes within ``context_turns`` of these rows in their sessions."""
+    found: set[int] = set()
+    for turns in sessions.values():
+        for key in keys:
+            found.update(k for k, _ in turns.around(key, text.context_turns))
+    return found
+
+
 class SQLStore(Store):
     """The shared part of the SQL backends. Thread-safe: one connection, one lock."""
 
@@ -257,7 +268,8 @@ class SQLStore(Store):
                 if maybe_vector is not None:
                     self._put_vector(conn, key, memory, maybe_vector)
                 touched.add(key)
-            self._reindex(conn, touched | self._neighbours(conn, touched))
+            sessions = self._sessions(conn, touched)  # read once: the neighbours' too
+            self._reindex(conn, touched | _neighbours(sessions, touched, self._text), sessions)
         self._wrote(added=len(insert))
 
     def _sessions(self, conn: Connection, keys: set[int]) -> dict[tuple[str, str], _Turns]:
@@ -281,21 +293,19 @@ class SQLStore(Store):
                     found[owner, session] = _Turns(rows)
         return found
 
-    def _neighbours(self, conn: Connection, keys: set[int]) -> set[int]:
-        """Episodes within ``context_turns`` of these rows in the same session."""
-        found: set[int] = set()
-        for turns in self._sessions(conn, keys).values():
-            for key in keys:
-                found.update(k for k, _ in turns.around(key, self._text.context_turns))
-        return found
-
-    def _reindex(self, conn: Connection, keys: set[int]) -> None:
+    def _reindex(
+        self,
+        conn: Connection,
+        keys: set[int],
+        sessions: dict[tuple[str, str], _Turns] | None = None,
+    ) -> None:
         """Rebuild the keyword-index rows of these memories from what the store now holds.
 
         What keyword search sees: the content, query hints, speaker and date, and for
         a turn of a session its neighbouring turns (the turn alone is often too short
         to share words with a question about it; the turn itself is still what is
-        returned). A deleted row just leaves the index.
+        returned). A deleted row just leaves the index. ``sessions``: the turns of the
+        sessions these rows are in, when the caller has just read them.
         """
         rows: dict[int, tuple[Any, ...]] = {}
         for chunk in _chunks(sorted(keys)):
@@ -306,7 +316,8 @@ class SQLStore(Store):
                 values,
             ).fetchall():
                 rows[row[0]] = row[1:]
-        sessions = self._sessions(conn, set(rows))
+        if sessions is None:
+            sessions = self._sessions(conn, set(rows))
         docs, log = [], []
         for key in sorted(keys):
             if key not in rows:
@@ -637,7 +648,8 @@ class SQLStore(Store):
                 ).fetchall()
                 owners.update(owner for _, owner in rows)
                 keys = {key for key, _ in rows}
-                gone |= keys | self._neighbours(conn, keys)  # neighbours quote deleted text
+                # neighbours quote deleted text
+                gone |= keys | _neighbours(self._sessions(conn, keys), keys, self._text)
                 for key, owner in rows:
                     self._drop_vector(conn, key, owner)
                 conn.execute(f"DELETE FROM memories WHERE id {among}", values)
