@@ -319,8 +319,9 @@ class PostgresStore(SQLStore):
             conn.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATE_LOCK,))  # servers starting
             rebinding = conn.execute("SELECT 1 FROM meta WHERE key = 'rebinding'").fetchone()
             for (other,) in conn.execute(
-                "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' "
-                "AND indexname LIKE 'vectors_hnsw_%%' AND indexname != ?",
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+                "AND tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%%' "
+                "AND indexname != ?",
                 (name,),
             ).fetchall():
                 conn.execute(f'DROP INDEX IF EXISTS "{other}"')
