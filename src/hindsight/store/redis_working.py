@@ -103,23 +103,26 @@ class RedisWorkingMemory(WorkingMemory):
             if not self._call(self._redis.exists, self._owner(owner)):  # all expired
                 self._call(self._redis.srem, owners, owner)
         removed = 0
-        for owner, session_id, members in self._all_sessions():
+        for owner, session_id in self._all_sessions():
+            key = self._session(owner, session_id)
+            members = self._call(self._redis.zrange, key, 0, -1)
             gone = [m for m in members if _load(m).expires_at <= now]
             if gone:
-                removed += int(
-                    self._call(self._redis.zrem, self._session(owner, session_id), *gone)
-                )
+                removed += int(self._call(self._redis.zrem, key, *gone))
         return removed
 
     def wm_count(self, owner: str | None = None) -> int:
-        return sum(len(members) for _, _, members in self._all_sessions(owner))
+        return sum(
+            int(self._call(self._redis.zcard, self._session(who, session_id)))
+            for who, session_id in self._all_sessions(owner)
+        )
 
-    def _all_sessions(self, owner: str | None = None) -> Iterator[tuple[str, str, list[str]]]:
+    def _all_sessions(self, owner: str | None = None) -> Iterator[tuple[str, str]]:
+        """(owner, session id) of every session held, of one owner or of all."""
         owners = [owner] if owner else self._call(self._redis.smembers, f"{self._prefix}owners")
         for who in sorted(owners):
             for session_id in self._call(self._redis.zrange, self._owner(who), 0, -1):
-                members = self._call(self._redis.zrange, self._session(who, session_id), 0, -1)
-                yield who, session_id, members
+                yield who, session_id
 
 
 def _dump(turn: WorkingTurn) -> str:
