@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -112,7 +113,7 @@ class Store(WorkingMemory):
         """Record the store's embedding model; refuse a different one.
 
         With ``rebind`` the store adopts ``model_id`` instead, and refuses a plain bind
-        until :meth:`finish_rebind` says every vector was remade (see ``hindsight.reembed``).
+        until :meth:`finish_rebind` says every vector was remade (see ``hindsight.jobs.reembed``).
         """
 
     @abc.abstractmethod
@@ -132,6 +133,13 @@ class Store(WorkingMemory):
         """End a rebind; refused while :meth:`stale_vectors` finds any."""
 
     # -- long-term memory --------------------------------------------------
+    @abc.abstractmethod
+    def exclusive(self, owners: Collection[str]) -> AbstractContextManager[None]:
+        """Hold these owners for one writer: until the block ends, no other thread or
+        process writes them or holds them. Reads in the block see what is committed,
+        and every :meth:`write` in it joins one transaction, committed when the block
+        ends and rolled back if it raises. The write door plans inside it."""
+
     @abc.abstractmethod
     def write(
         self,

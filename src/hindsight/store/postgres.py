@@ -50,6 +50,7 @@ _TABLES = (
 _EF_SEARCH = 200  # HNSW's candidate list, enough for 100 results (recall's default)
 _LOG_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
 _MIGRATE_LOCK = zlib.crc32(b"hindsight migrations")
+_OWNER_LOCKS = 0x68730000  # the int4 class of per-owner write locks (with hashtext(owner))
 
 # Numbered, append-only, like the SQLite store's (store/migrations.py): never edit a
 # released one. Times are epoch seconds (double precision, UTC), as in SQLite, so both
@@ -238,7 +239,7 @@ class PostgresStore(SQLStore):
             self._conn.raw.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[Connection]:
+    def _transaction(self) -> Iterator[Connection]:
         with self._lock:
             conn = self._live()
             try:
@@ -246,6 +247,11 @@ class PostgresStore(SQLStore):
                     yield conn
             except psycopg.Error as exc:
                 raise StoreError(f"store write failed: {_first_line(exc)}") from exc
+
+    def _hold(self, conn: Connection, owners: Sequence[str]) -> None:
+        # in a sorted order, so two writers of overlapping owners cannot deadlock
+        for owner in owners:
+            conn.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_OWNER_LOCKS, owner))
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -279,12 +285,12 @@ class PostgresStore(SQLStore):
         # no later commit can fall behind; pruning keeps the newest entries.
         return int(self._read(f"SELECT coalesce(max(seq), 0) FROM {log}")[0][0])
 
-    def _wrote(self, added: int = 0) -> None:
+    def _after_write(self, added: int) -> None:
         """Also refresh the planner's statistics once this process has added a tenth as
         many memories (at least 100) as they counted. Until autovacuum came round (a
         minute or more), statistics taken when the tables were small, or before an
         owner's first writes, made the planner scan every memory for each vector."""
-        super()._wrote(added)
+        super()._after_write(added)
         self._added += added
         if added and self._added >= max(100, self._analyzed // 10):
             with self._lock:

@@ -17,7 +17,7 @@ import bisect
 import json
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -122,11 +122,19 @@ class SQLStore(Store):
         self._writes = 0
         self._dimension: int | None = None
         self._model: str | None = None
+        self._held: Connection | None = None  # the transaction of exclusive(), if open
+        self._added_in_hold: int | None = None  # writes in it, counted when it commits
 
     # -- what each database does its own way ----------------------------------
     @abc.abstractmethod
-    def _tx(self) -> AbstractContextManager[Connection]:
-        """One write transaction, all or nothing (see `_log_order` for what it orders)."""
+    def _transaction(self) -> AbstractContextManager[Connection]:
+        """One write transaction, all or nothing (see `_log_order` for what it orders);
+        under ``_lock``."""
+
+    @abc.abstractmethod
+    def _hold(self, conn: Connection, owners: Sequence[str]) -> None:
+        """In a write transaction: keep other processes' writers of these owners waiting
+        until it ends (SQLite: already so, one writer at a time)."""
 
     @abc.abstractmethod
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
@@ -168,6 +176,32 @@ class SQLStore(Store):
 
     @abc.abstractmethod
     def _size_bytes(self) -> int: ...
+
+    @contextmanager
+    def _tx(self) -> Iterator[Connection]:
+        """A write transaction, or the one this thread holds open in :meth:`exclusive`."""
+        with self._lock:
+            if self._held is not None:
+                yield self._held
+                return
+            with self._transaction() as conn:
+                yield conn
+
+    @contextmanager
+    def exclusive(self, owners: Collection[str]) -> Iterator[None]:
+        with self._lock:
+            if self._held is not None:
+                raise StoreError("exclusive() does not nest")
+            with self._transaction() as conn:
+                self._hold(conn, sorted(owners))
+                self._held = conn
+                try:
+                    yield
+                finally:
+                    self._held = None
+                    added, self._added_in_hold = self._added_in_hold, None
+            if added is not None:  # committed
+                self._after_write(added)
 
     def _check_vector(self, vector: npt.NDArray[np.float32]) -> None:
         if self._dimension is None:
@@ -506,27 +540,33 @@ class SQLStore(Store):
         """The best ``k`` of an index's hits (row keys, scores) that pass the filter.
 
         ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
-        narrow filter rejects most of them, look further.
+        narrow filter rejects most of them, look further. Under the store's lock, taken
+        before an index's own (which catches up from the store): a writer holds it while
+        it plans (:meth:`exclusive`) and searches an index too, so the order is always the
+        store's lock, then an index's.
         """
-        where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
-        fetch = max(k * 4, 64)
-        while True:
-            found, exhausted = hits(fetch)
-            scores = dict(found)
-            allowed: list[tuple[str, int]] = []
-            for chunk in _chunks(list(scores)):
-                among, values = self._among(chunk)
-                allowed.extend(
-                    self._read(
-                        f"SELECT id, rowid FROM memories AS m {self._BY_KEY} "
-                        f"WHERE rowid {among} AND {where}",
-                        (*values, *params),
+        with self._lock:
+            where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
+            fetch = max(k * 4, 64)
+            while True:
+                found, exhausted = hits(fetch)
+                scores = dict(found)
+                allowed: list[tuple[str, int]] = []
+                for chunk in _chunks(list(scores)):
+                    among, values = self._among(chunk)
+                    allowed.extend(
+                        self._read(
+                            f"SELECT id, rowid FROM memories AS m {self._BY_KEY} "
+                            f"WHERE rowid {among} AND {where}",
+                            (*values, *params),
+                        )
                     )
-                )
-            if len(allowed) >= k or exhausted:
-                ranked = sorted(((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1])
-                return ranked[:k]
-            fetch *= 4
+                if len(allowed) >= k or exhausted:
+                    ranked = sorted(
+                        ((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1]
+                    )
+                    return ranked[:k]
+                fetch *= 4
 
     # -- KeywordSource, for the keyword index -------------------------------------
     def keyword_snapshot(self, owner: str) -> tuple[list[tuple[int, str, str]], int]:
@@ -581,7 +621,13 @@ class SQLStore(Store):
 
     def _wrote(self, added: int = 0) -> None:
         """Count a write (that added ``added`` memories); every ``_PRUNE_EVERY`` writes,
-        prune the change logs."""
+        prune the change logs. In :meth:`exclusive`, once it has committed."""
+        if self._held is not None:
+            self._added_in_hold = (self._added_in_hold or 0) + added
+        else:
+            self._after_write(added)
+
+    def _after_write(self, added: int) -> None:
         self._writes += 1
         if self._writes % _PRUNE_EVERY == 0:
             self.prune_logs()

@@ -88,7 +88,7 @@ class SQLiteStore(SQLStore):
             self._conn.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[Connection]:
+    def _transaction(self) -> Iterator[Connection]:
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -100,6 +100,9 @@ class SQLiteStore(SQLStore):
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+
+    def _hold(self, conn: Connection, owners: Sequence[str]) -> None:
+        pass  # BEGIN IMMEDIATE took the file's one write lock
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
