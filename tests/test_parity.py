@@ -65,14 +65,19 @@ _ENGINE = "closes the embedded engine; a server's engine lives as long as the se
 _AGENT_TOOLS = (
     "MCP offers the tools an agent needs mid-conversation; this is for people and scripts"
 )
+_CALLER = (
+    "the interface knows its caller (the local user, or the API key it authenticated) and "
+    "runs every call as it"
+)
 # (interface, library method) -> why it is deliberately not there
 ABSENT: dict[tuple[str, str], str] = {
+    **{(interface, "as_principal"): _CALLER for interface in INTERFACES},
+    ("cli", "purge_expired"): _MAINTENANCE,
     (
         "cli",
         "consolidate",
     ): "'session close' consolidates the window (close_session is consolidate)",
     ("cli", "close"): "each command opens and closes the engine itself",
-    ("cli", "purge_expired"): _MAINTENANCE,
     ("rest", "close"): _ENGINE,
     ("rest", "purge_expired"): _MAINTENANCE,
     ("client", "purge_expired"): "not on the REST API, which the client calls",

@@ -163,7 +163,7 @@ def test_shared_namespaces_join_with_weights(alice: Hindsight) -> None:
 
 def test_recall_counts_accesses(alice: Hindsight) -> None:
     (top,) = alice.recall("user:alice", "peanuts", k=1)
-    alice._flush_access(force=True)
+    alice._search.flush_access(force=True)
     memory = alice.get(top.memory.id)
     assert memory.access_count == 1 and memory.last_accessed_at is not None
     assert memory.last_accessed_at <= datetime.now(UTC)

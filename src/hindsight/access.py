@@ -39,7 +39,11 @@ def _covers(scope: tuple[str, ...], owner: str) -> bool:
 
 @dataclass(frozen=True)
 class Principal:
-    """An authenticated caller and the owners it may read and write."""
+    """A caller and the owners it may read and write: an API key's, or :data:`TRUSTED`.
+
+    Every library operation runs as one (:meth:`hindsight.Hindsight.as_principal`),
+    and checks its access there, once, whatever interface it came through.
+    """
 
     name: str
     read: tuple[str, ...]
@@ -61,6 +65,18 @@ class Principal:
         for owner in [owners] if isinstance(owners, str) else owners:
             if not self.can_write(owner):
                 raise PermissionDeniedError(f"key {self.name!r} may not write owner {owner!r}")
+
+    def check_read_all(self) -> None:
+        """What a question about every owner at once needs: a key that reads ``*``."""
+        if "*" not in (*self.read, *self.write):
+            raise PermissionDeniedError(
+                f"key {self.name!r} may not read every owner; give an owner"
+            )
+
+    def check_write_all(self) -> None:
+        """What work over every owner at once needs: a key that writes ``*``."""
+        if "*" not in self.write:
+            raise PermissionDeniedError(f"key {self.name!r} may not write every owner")
 
 
 # Local single-user use: stdio MCP, or a server on loopback with no keys configured.

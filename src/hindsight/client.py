@@ -65,6 +65,7 @@ _ERRORS: Final[dict[str, type[errors.HindsightError]]] = {
         errors.NotFoundError,
         errors.ConflictError,
         errors.EmbeddingMismatchError,
+        errors.WriteRefusedError,
         errors.AccessError,
         errors.AuthenticationError,
         errors.PermissionDeniedError,

@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(default=None, repr=False)  # may hold a password
     embedding_provider: str = "minilm"
     extractor: str = "heuristic"
+    # write checkpoints in force, by registered name, in the order they review a write
+    checkpoints: list[str] = Field(default_factory=list)
 
     # input limits
     max_content_chars: int = Field(default=32_000, gt=0)

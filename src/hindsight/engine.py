@@ -1,30 +1,35 @@
-"""The embedded engine: the library API every interface (CLI, REST, MCP) calls.
+"""The library API every interface (CLI, REST, MCP) calls: a facade over the modules
+that do the work.
 
-``Hindsight`` ties the store, the embedder and the extractor together. Each
-public method validates its input first, so bad input changes nothing, and
-each write lands in one store transaction.
+``Hindsight`` validates what a caller gives, checks the caller's access once (every
+operation runs as a :class:`~hindsight.access.Principal`: "local" and trusted
+unless :meth:`Hindsight.as_principal` says otherwise), and hands the work to
+:mod:`hindsight.ingest` (every write, through the one door of
+:mod:`hindsight.door`), :mod:`hindsight.search` (recall), :mod:`hindsight.sessions`
+(working memory) and :mod:`hindsight.distil` (summaries and reflections). Bad
+input changes nothing, and each write lands in one store transaction.
 """
 
 from __future__ import annotations
 
+import copy
 import math
-import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from hindsight import validate
+from hindsight.access import TRUSTED, Principal
 from hindsight.config import Settings
+from hindsight.distil import Distil
+from hindsight.door import Checkpoint, Door, Operation, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
 from hindsight.errors import NotFoundError, ValidationError
-from hindsight.extract import EXTRACTABLE_KINDS, Extracted, Extractor
+from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
+from hindsight.ingest import Ingest
 from hindsight.models import (
-    ROLE_OF_SOURCE,
-    ChannelHit,
     ForgetReceipt,
     Kind,
     Memory,
@@ -34,43 +39,14 @@ from hindsight.models import (
     Source,
     Status,
     Turn,
-    estimate_tokens,
     new_id,
 )
-from hindsight.recall import (
-    Rerank,
-    fuse_channels,
-    is_question,
-    lift_replies,
-    pack,
-    rank_channels,
-    score,
-)
-from hindsight.reflect import Changes, Draft, reconcile, reflect_on, summarize_session
-from hindsight.store import (
-    Filter,
-    Store,
-    StoreStats,
-    WorkingMemory,
-    WorkingTurn,
-    open_store,
-    open_working,
-)
-from hindsight.timewords import asked_period
-from hindsight.transfer import memory_from_dict, memory_to_dict
-from hindsight.write import Candidate, embedding_text, plan
+from hindsight.search import Search
+from hindsight.sessions import Sessions
+from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store, open_working
+from hindsight.transfer import memory_to_dict
 
 MAX_K: Final = 1_000
-# Recall reads whole only this many of the best fused candidates (at least 5 k).
-HYDRATE_DEPTH: Final = 50
-_SOURCE_OF_ROLE: Final = {
-    "user": Source.USER,
-    "assistant": Source.AGENT,
-    "tool": Source.TOOL,
-    "system": Source.SYSTEM,
-}
-# Extractions that should reach long-term memory at once, not at the next threshold.
-_EVENT_TAGS: Final = frozenset({"correction", "tool_failure"})
 
 
 class _Unset:
@@ -98,27 +74,50 @@ class Hindsight:
         embedder: Embeddings | None = None,
         extractor: Extractor | None = None,
         store: Store | None = None,
+        checks: Sequence[Checkpoint] | None = None,
     ) -> None:
-        self.settings = settings or Settings()
-        self.embedder = embedder or embedders.create(self.settings.embedding_provider)
-        self.extractor = extractor or extractors.create(self.settings.extractor)
-        self.store = store or open_store(self.settings)
+        self.settings = settings = settings or Settings()
+        self.embedder = embedder or embedders.create(settings.embedding_provider)
+        self.extractor = extractor or extractors.create(settings.extractor)
+        if checks is None:
+            checks = [checkpoints.create(name) for name in settings.checkpoints]
+        self.store = store or open_store(settings)
         try:
             self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
-            self.working: WorkingMemory = open_working(self.settings, self.store)
+            self.working = open_working(settings, self.store)
         except BaseException:
             self.store.close()
             raise
-        self._rerank = Rerank(half_life_days=self.settings.recency_half_life_days)
-        self._zone = validate.time_zone(self.settings.timezone)  # the users' days
-        self._access: dict[str, int] = {}
-        self._access_lock = threading.Lock()
-        self._access_flushed = time.monotonic()
+        self.principal: Principal = TRUSTED
+        self._zone = validate.time_zone(settings.timezone)  # the users' days
+        self._door = Door(self.store, self.embedder, checks)
+        self._ingest = Ingest(
+            settings,
+            embedder=self.embedder,
+            extractor=self.extractor,
+            door=self._door,
+            zone=self._zone,
+        )
+        self._search = Search(settings, self.store, self.embedder)
+        self._sessions = Sessions(settings, self.working, self._ingest)
+        self._distil = Distil(self.store, self._ingest)
+        self._is_view = False
 
-    # -- lifecycle ---------------------------------------------------------------
+    # -- lifecycle and callers -------------------------------------------------------
+    def as_principal(self, principal: Principal) -> Hindsight:
+        """This engine as seen by ``principal``: the same memory, checked against its
+        scopes (an owner outside them answers as an unknown one would). Closing the
+        view closes nothing; close the engine it came from."""
+        view = copy.copy(self)
+        view.principal = principal
+        view._is_view = True
+        return view
+
     def close(self) -> None:
+        if self._is_view:
+            return
         try:
-            self._flush_access(force=True)
+            self._search.flush_access(force=True)
             if self.working is not self.store:
                 self.working.close()
         finally:
@@ -129,6 +128,15 @@ class Hindsight:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _context(self, operation: Operation, owner: str) -> WriteContext:
+        self.principal.check_write(owner)
+        return WriteContext(self.principal, operation, (owner,), datetime.now(UTC))
+
+    def _readable(self, owner: object) -> str:
+        name = validate.owner(owner)
+        self.principal.check_read(name)
+        return name
 
     # -- write path ----------------------------------------------------------------
     def retain(
@@ -154,189 +162,25 @@ class Hindsight:
         session_id = validate.session_id(session_id)
         src = validate.choice(Source, source, field="source")
         when = validate.timestamp(observed_at, field="observed_at")
-        meta = validate.metadata(metadata, limit=self.settings.max_metadata_bytes)
-        now = datetime.now(UTC)
+        reader = self._ingest.reader
+        meta = reader.metadata(metadata)
+        context = self._context(Operation.RETAIN, owner)
         if kind is not None:
             if messages is not None:
                 raise ValidationError("give either messages or kind with content, not both")
-            memory = self._new_memory(
+            memory = self._ingest.new_memory(
                 owner,
                 validate.choice(Kind, kind, field="kind"),
-                self._text(content),
+                reader.text(content),
                 confidence=validate.confidence(1.0 if confidence is None else confidence),
                 provenance=Provenance(source=src, session_id=session_id),
-                observed_at=when or now,
-                now=now,
+                observed_at=when or context.at,
+                now=context.at,
                 metadata=meta,
             )
-            return self._write([memory], now=now)
-        turns = self._turns(content, messages, src, when or now)
-        return self._retain_turns(owner, turns, session_id=session_id, now=now, metadata=meta)
-
-    def _retain_turns(
-        self,
-        owner: str,
-        turns: Sequence[Turn],
-        *,
-        session_id: str | None,
-        now: datetime,
-        metadata: dict[str, Any],
-    ) -> RetainResult:
-        episodes = [
-            self._new_memory(
-                owner,
-                Kind.EPISODE,
-                turn.content,
-                confidence=1.0,
-                provenance=Provenance(
-                    source=_SOURCE_OF_ROLE.get(turn.role, Source.USER),
-                    session_id=session_id,
-                    speaker=turn.speaker,
-                ),
-                observed_at=turn.observed_at or now,
-                now=now,
-                metadata={
-                    **metadata,
-                    **turn.metadata,
-                    "role": turn.role,
-                    **({"tool_name": turn.tool_name} if turn.tool_name else {}),
-                },
-            )
-            for turn in turns
-        ]
-        # "yesterday" in a turn is a day of the users' time zone, not of UTC
-        local = [
-            replace(t, observed_at=t.observed_at and t.observed_at.astimezone(self._zone))
-            for t in turns
-        ]
-        derived = [
-            self._from_extracted(owner, item, episodes[item.turn_index], now=now)
-            for item in self.extractor.extract(local, subject="User")
-        ]
-        return self._write([*episodes, *derived], now=now)
-
-    def _from_extracted(
-        self, owner: str, item: Extracted, episode: Memory, *, now: datetime
-    ) -> Memory:
-        meta: dict[str, Any] = {"extractor": self.extractor.name}
-        if item.value is not None:
-            meta["value"] = item.value
-        if item.polarity != 1:
-            meta["polarity"] = item.polarity
-        if item.tags:
-            meta["tags"] = list(item.tags)
-        if item.applies_when:
-            meta["applies_when"] = item.applies_when
-        memory = self._new_memory(
-            owner,
-            item.kind,
-            item.content,
-            confidence=item.confidence,
-            provenance=Provenance(
-                source=episode.provenance.source,
-                session_id=episode.provenance.session_id,
-                speaker=episode.provenance.speaker,
-                derived_from=[episode.id],
-            ),
-            observed_at=episode.observed_at,
-            now=now,
-            metadata=meta,
-        )
-        memory.query_hints = list(item.query_hints)
-        memory.attribute = item.attribute
-        return memory
-
-    def _write(self, memories: Sequence[Memory], *, now: datetime) -> RetainResult:
-        vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
-        candidates = [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
-        changes = plan(
-            self.store, candidates, dedupe_similarity=self.settings.dedupe_similarity, now=now
-        )
-        self.store.write(insert=changes.inserts, update=list(changes.updates.values()))
-        return changes.result
-
-    def _new_memory(
-        self,
-        owner: str,
-        kind: Kind,
-        content: str,
-        *,
-        confidence: float,
-        provenance: Provenance,
-        observed_at: datetime,
-        now: datetime,
-        metadata: dict[str, Any],
-    ) -> Memory:
-        return Memory(
-            id=new_id(),
-            owner=owner,
-            kind=kind,
-            content=content,
-            confidence=confidence,
-            provenance=provenance,
-            observed_at=observed_at,
-            created_at=now,
-            updated_at=now,
-            valid_from=observed_at,
-            embedding_model=self.embedder.model_id,
-            metadata=metadata,
-        )
-
-    def _text(self, value: object, field: str = "content") -> str:
-        return validate.text(value, field=field, limit=self.settings.max_content_chars)
-
-    def _turns(
-        self,
-        content: str | None,
-        messages: Sequence[Turn | Mapping[str, Any]] | None,
-        source: Source,
-        when: datetime,
-    ) -> list[Turn]:
-        if (content is None) == (messages is None):
-            raise ValidationError("give exactly one of content or messages")
-        if content is not None:
-            return [
-                Turn(role=ROLE_OF_SOURCE[source], content=self._text(content), observed_at=when)
-            ]
-        assert messages is not None
-        if not messages:
-            raise ValidationError("messages is empty")
-        return [self._turn(m, i, when) for i, m in enumerate(messages)]
-
-    def _turn(self, message: Turn | Mapping[str, Any], index: int, when: datetime) -> Turn:
-        where = f"messages[{index}]"
-        if isinstance(message, Mapping):
-            unknown = set(message) - {
-                "role",
-                "content",
-                "speaker",
-                "observed_at",
-                "tool_name",
-                "metadata",
-            }
-            if unknown:
-                raise ValidationError(f"{where} has unknown fields: {', '.join(sorted(unknown))}")
-            message = Turn(
-                role=message.get("role", "user"),
-                content=message.get("content"),  # type: ignore[arg-type]  # validated below
-                speaker=message.get("speaker"),
-                observed_at=message.get("observed_at"),
-                tool_name=message.get("tool_name"),
-                metadata=message.get("metadata") or {},
-            )
-        if message.role not in _SOURCE_OF_ROLE:
-            raise ValidationError(
-                f"{where}.role must be one of {', '.join(_SOURCE_OF_ROLE)}, not {message.role!r}"
-            )
-        return Turn(
-            role=message.role,
-            content=self._text(message.content, f"{where}.content"),
-            speaker=None if message.speaker is None else self._text(message.speaker, "speaker"),
-            observed_at=validate.timestamp(message.observed_at, field=f"{where}.observed_at")
-            or when,
-            tool_name=message.tool_name,
-            metadata=validate.metadata(message.metadata, limit=self.settings.max_metadata_bytes),
-        )
+            return self._ingest.memories(context, [memory])
+        turns = reader.turns(content, messages, src, when or context.at)
+        return self._ingest.turns(context, owner, turns, session_id=session_id, metadata=meta)
 
     # -- read path -----------------------------------------------------------------
     def recall(
@@ -355,13 +199,13 @@ class Hindsight:
     ) -> list[RecallResult]:
         """The memories that best answer ``query``, each with why it came back.
 
-        ``owners`` may weigh namespaces, e.g. ``{"user:alice": 1.0, "shared:team": 0.5}``.
-        ``timezone`` (an IANA name such as "America/New_York", or an offset such as
-        "-05:00") is the asker's: the days that "yesterday" or "on 8 May" in the query
-        mean; by default ``settings.timezone``.
+        ``owners`` may weigh namespaces, e.g. ``{"user:alice": 1.0, "shared:team": 0.5}``;
+        searching several needs read access to each. ``timezone`` (an IANA name such
+        as "America/New_York", or an offset such as "-05:00") is the asker's: the days
+        that "yesterday" or "on 8 May" in the query mean; by default ``settings.timezone``.
         """
         weights = self._owner_weights(owners)
-        query = self._text(query, "query")
+        query = self._ingest.reader.text(query, "query")
         k = validate.positive(k, field="k", maximum=MAX_K)
         if token_budget is not None:
             token_budget = validate.positive(token_budget, field="token_budget", maximum=10**7)
@@ -376,67 +220,10 @@ class Hindsight:
             current_only=not include_history,
         )
         zone = self._zone if timezone is None else validate.time_zone(timezone)
-        n = max(self.settings.candidates, k * 2)
-        vector = self.embedder.encode_query(query)
-        now = datetime.now(UTC)
-        period = asked_period(query, now, zone)
-        channels = {
-            "dense": self.store.vector_search(flt, vector, n),
-            "bm25": self.store.keyword_search(flt, query, n),
-        }
-        ranked = rank_channels(channels)
-        fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)
-        # Only the best fused candidates are read whole (reading them was most of a
-        # recall's time): the boosts after fusion seldom carry one from beyond into the top k.
-        depth = sorted(fused, key=lambda mid: (-fused[mid], mid))[: max(HYDRATE_DEPTH, 5 * k)]
-        found = {m.id: m for m in self.store.get(depth)}
-        best = [found[mid] for mid in depth[: 2 * k] if mid in found]
-        ranked["reply"] = self._lift_replies(fused, found, best, flt)
-        scored = score(
-            found,
-            ranked,
-            fused,
-            owner_weights=weights,
-            now=now,
-            rerank=self._rerank,
-            period=period,
+        self.principal.check_read(weights)
+        return self._search.recall(
+            flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
         )
-        results = pack(scored, k=k, token_budget=token_budget)
-        self._note_access([r.memory.id for r in results])
-        return results
-
-    def _lift_replies(
-        self, fused: dict[str, float], found: dict[str, Memory], best: list[Memory], flt: Filter
-    ) -> dict[str, ChannelHit]:
-        """Lift the turns that answer the questions among the ``best`` candidates.
-
-        A question asked right after a top statement follows it up, and its answer
-        says more about the same thing ("I finished my first screenplay!" - "What
-        genre is it?" - "A mix of drama and romance."): that answer is lifted too, for
-        what the statement scored.
-        """
-        weights = self._rerank.source_weights
-        # question id -> what its answer is worth: its own (or its statement's) fused
-        # score, times the trust in who asked (an agent's question counts as its other words)
-        asked = {
-            m.id: fused[m.id] * weights.get(m.provenance.source, 1.0)
-            for m in best
-            if is_question(m)
-        }
-        statements = [m.id for m in best if m.kind is Kind.EPISODE and not is_question(m)]
-        for statement, follow_up in self.store.next_turns(statements, flt).items():
-            if is_question(follow_up):
-                worth = fused[statement] * weights.get(follow_up.provenance.source, 1.0)
-                asked[follow_up.id] = max(asked.get(follow_up.id, 0.0), worth)
-        if not asked:
-            return {}
-        replies = {
-            question: reply
-            for question, reply in self.store.next_turns(list(asked), flt).items()
-            if reply.provenance.source is not Source.AGENT  # second-hand: not lifted
-        }
-        found.update((reply.id, reply) for reply in replies.values())
-        return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
 
     def _owner_weights(self, owners: str | Sequence[str] | Mapping[str, float]) -> dict[str, float]:
         if isinstance(owners, str):
@@ -458,26 +245,10 @@ class Hindsight:
             raise ValidationError("give at least one owner")
         return weights
 
-    def _note_access(self, ids: Iterable[str]) -> None:
-        """Count recalls in memory; write them in batches off the hot path."""
-        with self._access_lock:
-            for mid in ids:
-                self._access[mid] = self._access.get(mid, 0) + 1
-        self._flush_access()
-
-    def _flush_access(self, *, force: bool = False) -> None:
-        with self._access_lock:
-            due = len(self._access) >= 256 or time.monotonic() - self._access_flushed > 5.0
-            if not self._access or not (force or due):
-                return
-            pending, self._access = self._access, {}
-            self._access_flushed = time.monotonic()
-        self.store.record_access(pending, datetime.now(UTC))
-
     def get(self, memory_id: str) -> Memory:
-        """One memory by id."""
+        """One memory by id (an id of an owner the caller may not read is unknown)."""
         found = self.store.get([memory_id]) if isinstance(memory_id, str) else []
-        if not found:
+        if not found or not self.principal.can_read(found[0].owner):
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return found[0]
 
@@ -503,10 +274,16 @@ class Hindsight:
         limit = validate.positive(limit, field="limit", maximum=MAX_K)
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 2**62:
             raise ValidationError("offset must be an integer from 0 to 2**62 - 1")
+        self.principal.check_read(flt.owners)
         return self.store.list_memories(flt, limit=limit, offset=offset)
 
     def stats(self, owner: str | None = None) -> StoreStats:
-        owner = None if owner is None else validate.owner(owner)
+        """Counts by kind and status, the store's size and model: of one owner, or (for a
+        caller that reads every owner) of all."""
+        if owner is None:
+            self.principal.check_read_all()
+        else:
+            owner = self._readable(owner)
         stats = self.store.stats(owner)
         if self.working is not self.store:
             stats.working_turns = self.working.wm_count(owner)
@@ -524,24 +301,27 @@ class Hindsight:
         status: Status | str | _Unset = UNSET,
     ) -> Memory:
         """Change a memory in place; new content is re-embedded."""
-        memory = self.get(memory_id)
-        vector = None
+        reader = self._ingest.reader
+        changes: dict[str, Any] = {}
         if not isinstance(content, _Unset):
-            memory.content = self._text(content)
-            vector = self.embedder.encode_documents([embedding_text(memory)])[0]
+            changes["content"] = reader.text(content)
         if not isinstance(metadata, _Unset):
-            memory.metadata = validate.metadata(metadata, limit=self.settings.max_metadata_bytes)
+            changes["metadata"] = reader.metadata(metadata)
         if not isinstance(confidence, _Unset):
-            memory.confidence = validate.confidence(confidence)
+            changes["confidence"] = validate.confidence(confidence)
         if not isinstance(query_hints, _Unset):
-            if isinstance(query_hints, str):
+            if isinstance(query_hints, str) or not isinstance(query_hints, Sequence):
                 raise ValidationError("query_hints must be a list of strings")
-            memory.query_hints = [self._text(h, "query hint") for h in query_hints]
+            changes["query_hints"] = [reader.text(h, "query hint") for h in query_hints]
         if not isinstance(status, _Unset):
-            memory.status = validate.choice(Status, status, field="status")
-        memory.updated_at = datetime.now(UTC)
-        self.store.write(update=[(memory, vector)])
-        return memory
+            changes["status"] = validate.choice(Status, status, field="status")
+        context = self._context(Operation.UPDATE, self.get(memory_id).owner)
+
+        def change(memory: Memory) -> None:
+            for name, value in changes.items():
+                setattr(memory, name, value)
+
+        return self._ingest.update(context, memory_id, change)
 
     def forget(
         self,
@@ -566,6 +346,7 @@ class Hindsight:
             if owner is not None and memory.owner != validate.owner(owner):
                 # the same answer as for an unknown id: do not reveal whose it is
                 raise NotFoundError(f"no memory with id {memory_id!r} belongs to {owner}")
+            self.principal.check_write(memory.owner)
             owner, ids = memory.owner, [memory.id]
             criteria = {"id": memory_id}
         else:
@@ -579,6 +360,7 @@ class Hindsight:
                 statuses=tuple(Status),
                 current_only=False,
             )
+            self.principal.check_write(flt.owners)
             ids = [m.id for m in self.store.iterate(flt)]
             criteria = {
                 "owner": owner,
@@ -587,7 +369,7 @@ class Hindsight:
                 "until": flt.until,
             }
             if since is None and until is None:
-                self._clear_working(owner, session_id)
+                self._sessions.clear(owner, session_id)
         # a summary or lesson that quotes a forgotten memory goes with it
         derived = self.store.derived_closure(ids, quoting=(Kind.SUMMARY, Kind.REFLECTION))
         at = datetime.now(UTC)
@@ -605,45 +387,22 @@ class Hindsight:
             id=receipt_id, deleted_ids=ids, derived_ids=derived, at=at, criteria=criteria
         )
 
-    def _clear_working(self, owner: str, session_id: str | None) -> None:
-        sessions = [session_id] if session_id else [s for s, _, _ in self.sessions(owner)]
-        for sid in sessions:
-            self.working.wm_clear(owner, sid)
-
     # -- export and import -------------------------------------------------------------
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory of ``owner`` as a JSON-ready dict, oldest first (no vectors)."""
         flt = Filter(
-            owners=[validate.owner(owner)], statuses=tuple(Status), current_only=not include_history
+            owners=[self._readable(owner)], statuses=tuple(Status), current_only=not include_history
         )
-        for memory in self.store.iterate(flt):
-            yield memory_to_dict(memory)
+        return (memory_to_dict(memory) for memory in self.store.iterate(flt))
 
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         """Load exported dicts, re-embedding them; known ids are skipped.
 
-        Every record is checked before anything is written, so a bad line imports nothing.
+        Every record is checked (and the caller's write access to its owner) before
+        anything is written, so a bad line imports nothing.
         """
-        memories = []
-        for line, record in enumerate(records, start=1):
-            try:
-                memory = memory_from_dict(record, limit=self.settings.max_content_chars)
-            except ValidationError as exc:
-                raise ValidationError(f"record {line}: {exc}") from None
-            memory.embedding_model = self.embedder.model_id
-            memories.append(memory)
-        first: dict[str, int] = {}
-        for line, memory in enumerate(memories, start=1):
-            if memory.id in first:
-                raise ValidationError(
-                    f"record {line}: repeats id {memory.id!r} of record {first[memory.id]}"
-                )
-            first[memory.id] = line
-        known = {m.id for m in self.store.get([m.id for m in memories])}
-        fresh = [m for m in memories if m.id not in known]
-        vectors = self.embedder.encode_documents([embedding_text(m) for m in fresh])
-        self.store.write(insert=list(zip(fresh, vectors, strict=True)))
-        return {"imported": len(fresh), "skipped": len(memories) - len(fresh)}
+        context = WriteContext(self.principal, Operation.IMPORT, (), datetime.now(UTC))
+        return self._ingest.records(context, records)
 
     # -- working memory --------------------------------------------------------------
     def observe(
@@ -664,10 +423,8 @@ class Hindsight:
         Returns what was retained then, else ``None``.
         """
         owner = validate.owner(owner)
-        sid = validate.session_id(session_id)
-        if sid is None:
-            raise ValidationError("session_id is required for working memory")
-        turn = self._turn(
+        sid = self._session(session_id, "for working memory")
+        turn = self._ingest.reader.turn(
             {
                 "role": role,
                 "content": content,
@@ -678,71 +435,42 @@ class Hindsight:
             0,
             datetime.now(UTC),
         )
-        now = datetime.now(UTC)
-        self.working.wm_append(
-            WorkingTurn(
-                seq=0,
-                owner=owner,
-                session_id=sid,
-                role=turn.role,
-                content=turn.content,
-                tokens=estimate_tokens(turn.content),
-                created_at=now,
-                expires_at=now + timedelta(seconds=self.settings.wm_ttl_seconds),
-                speaker=turn.speaker,
-                tool_name=turn.tool_name,
-                metadata=turn.metadata,
-            )
-        )
-        window = self.working.wm_window(owner, sid, now)
-        full = (
-            len(window) >= self.settings.wm_max_turns
-            or sum(t.tokens for t in window) >= self.settings.wm_max_tokens
-        )
-        event = any(
-            _EVENT_TAGS & set(e.tags) for e in self.extractor.extract([turn], subject="User")
-        )
-        return self.consolidate(owner, sid) if full or event else None
+        self.principal.check_write(owner)
+        return self._sessions.observe(self.principal, owner, sid, turn)
 
     def sessions(self, owner: str) -> list[tuple[str, int, int]]:
         """An owner's open sessions as (session id, turns, estimated tokens), latest first."""
-        return self.working.wm_sessions(validate.owner(owner), datetime.now(UTC))
+        return self._sessions.sessions(self._readable(owner))
 
     def window(self, owner: str, session_id: str) -> list[WorkingTurn]:
         """A session's working memory, oldest first."""
-        sid = validate.session_id(session_id)
-        assert sid is not None
-        return self.working.wm_window(validate.owner(owner), sid, datetime.now(UTC))
+        owner = validate.owner(owner)
+        sid = self._session(session_id, "for working memory")
+        self.principal.check_read(owner)
+        return self._sessions.window(owner, sid)
 
     def consolidate(self, owner: str, session_id: str) -> RetainResult:
         """Move a session's working memory into long-term memory and clear the window."""
-        window = self.window(owner, session_id)
-        if not window:
-            return RetainResult()
-        turns = [
-            Turn(
-                role=t.role,
-                content=t.content,
-                speaker=t.speaker,
-                observed_at=t.created_at,
-                tool_name=t.tool_name,
-                metadata=t.metadata,
-            )
-            for t in window
-        ]
-        result = self._retain_turns(
-            owner, turns, session_id=session_id, now=datetime.now(UTC), metadata={}
-        )
-        self.working.wm_clear(owner, session_id, up_to_seq=window[-1].seq)
-        return result
+        owner = validate.owner(owner)
+        sid = self._session(session_id, "for working memory")
+        self.principal.check_write(owner)
+        return self._sessions.consolidate(self.principal, owner, sid)
 
     def close_session(self, owner: str, session_id: str) -> RetainResult:
         """End a session: consolidate what is left of its window."""
         return self.consolidate(owner, session_id)
 
     def purge_expired(self) -> int:
-        """Drop working-memory turns past their TTL; returns how many."""
-        return self.working.wm_purge_expired(datetime.now(UTC))
+        """Drop working-memory turns past their TTL, of every owner; returns how many."""
+        self.principal.check_write_all()
+        return self._sessions.purge_expired()
+
+    @staticmethod
+    def _session(session_id: object, what: str) -> str:
+        sid = validate.session_id(session_id)
+        if sid is None:
+            raise ValidationError(f"session_id is required {what}")
+        return sid
 
     # -- summaries and reflections ------------------------------------------------------
     def summarize(self, owner: str, session_id: str) -> Memory:
@@ -756,21 +484,9 @@ class Hindsight:
         nothing; after new turns, a new summary supersedes it.
         """
         owner = validate.owner(owner)
-        sid = validate.session_id(session_id)
-        if sid is None:
-            raise ValidationError("session_id is required to summarize a session")
+        sid = self._session(session_id, "to summarize a session")
         self.consolidate(owner, sid)
-        turns = Filter(owners=[owner], kinds=[Kind.EPISODE], session_id=sid)
-        episodes = list(self.store.iterate(turns))
-        if not episodes:
-            raise NotFoundError(f"session {sid!r} of {owner} has no turns to summarize")
-        stored = Filter(
-            owners=[owner], kinds=sorted(EXTRACTABLE_KINDS), session_id=sid, current_only=False
-        )
-        related = [*self.store.children([e.id for e in episodes]), *self.store.iterate(stored)]
-        draft = summarize_session(sid, episodes, related)
-        existing = self.store.iterate(Filter(owners=[owner], kinds=[Kind.SUMMARY], session_id=sid))
-        return self._reconcile(owner, [draft], existing).current[0]
+        return self._distil.summarize(self._context(Operation.SUMMARIZE, owner), sid)
 
     def reflect(
         self,
@@ -796,44 +512,7 @@ class Hindsight:
         end = validate.timestamp(until, field="until")
         if start is not None and end is not None and start > end:
             raise ValidationError(f"since ({start.isoformat()}) is after until ({end.isoformat()})")
+        context = self._context(Operation.REFLECT, owner)
         if sid is not None:
             self.consolidate(owner, sid)
-        flt = Filter(owners=[owner], session_id=sid, since=start, until=end, current_only=False)
-        scope = list(self.store.iterate(flt))
-        session = Filter(owners=[owner], session_id=sid, current_only=False)
-        if sid is not None and not scope and not self.store.count(session):
-            raise NotFoundError(f"session {sid!r} of {owner} has no memories to reflect on")
-        turns = [m.id for m in scope if m.kind is Kind.EPISODE]
-        pool = {m.id: m for m in [*scope, *self.store.children(turns)]}
-        in_scope = set(pool)
-        existing = list(self.store.iterate(Filter(owners=[owner], kinds=[Kind.REFLECTION])))
-        # a lesson is redrawn from all its evidence, not just what lies in scope
-        cited = {p for r in existing for p in r.provenance.derived_from} - pool.keys()
-        pool.update((m.id, m) for m in self.store.get(sorted(cited)))
-        attributes = {m.attribute for m in pool.values() if m.attribute}
-        if attributes:
-            history = Filter(owners=[owner], kinds=[Kind.FACT, Kind.PREFERENCE], current_only=False)
-            for m in self.store.iterate(history):
-                if m.attribute in attributes:
-                    pool.setdefault(m.id, m)
-        parents = {p for m in pool.values() for p in m.provenance.derived_from} - pool.keys()
-        pool.update((m.id, m) for m in self.store.get(sorted(parents)))
-        drafts = reflect_on(pool.values(), scope=in_scope)
-        return self._reconcile(owner, drafts, existing).changed
-
-    def _reconcile(
-        self, owner: str, drafts: Sequence[Draft], existing: Iterable[Memory]
-    ) -> Changes:
-        """Write what changed between drafts and the stored memories, in one transaction."""
-        changes = reconcile(
-            drafts,
-            existing,
-            owner=owner,
-            embedding_model=self.embedder.model_id,
-            now=datetime.now(UTC),
-        )
-        if changes.changed:
-            vectors = self.embedder.encode_documents([embedding_text(m) for m in changes.changed])
-            inserts, updates = changes.rows(list(vectors))
-            self.store.write(insert=inserts, update=updates)
-        return changes
+        return self._distil.reflect(context, sid=sid, since=start, until=end)

@@ -7,7 +7,8 @@ each boundary (CLI, REST, MCP) maps these classes once::
     ├── ValidationError        bad input: nothing was changed
     ├── NotFoundError          no such memory, session or owner
     ├── ConflictError          the write clashes with the store's state
-    │   └── EmbeddingMismatchError   vectors of another model or dimension
+    │   ├── EmbeddingMismatchError   vectors of another model or dimension
+    │   └── WriteRefusedError  a write checkpoint refused the write
     ├── AccessError            the caller may not do this
     │   ├── AuthenticationError  no valid API key was given
     │   └── PermissionDeniedError  the key does not cover this owner
@@ -38,6 +39,11 @@ class ConflictError(HindsightError):
 
 class EmbeddingMismatchError(ConflictError):
     """The store holds vectors of another embedding model or dimension."""
+
+
+class WriteRefusedError(ConflictError):
+    """A write checkpoint refused the write (the message says which and why); nothing
+    of it was stored."""
 
 
 class AccessError(HindsightError):

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, ParamSpec, Typ
 from pydantic import Field
 from pydantic import ValidationError as ArgumentsError
 
-from hindsight import serving, validate
+from hindsight import serving
 from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token
 from hindsight.engine import MAX_K, UNSET, Hindsight
-from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError, NotFoundError
+from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError
 from hindsight.errors import ValidationError as InputError
-from hindsight.models import ForgetReceipt, Memory, RecallResult, RetainResult
+from hindsight.models import ForgetReceipt, RecallResult, RetainResult
 from hindsight.store import WorkingTurn
 from hindsight.transfer import memory_to_dict
 
@@ -113,6 +113,10 @@ class _Tools:
         self._hs = hs
         self._principal = principal
 
+    def _caller(self) -> Hindsight:
+        """The engine as the current request's caller sees it (read in the request's task)."""
+        return self._hs.as_principal(self._principal())
+
     async def _call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         return await serving.call(self._hs.settings.request_timeout_seconds, fn, *args, **kwargs)
 
@@ -145,20 +149,19 @@ class _Tools:
         reinforced memory), the ids `created`, `updated` (reinforced) and `superseded`
         ({old, new}), and `extracted`: what was distilled from the text (id, kind, content).
         """
-        caller = self._principal()
-        return await self._call(self._write, caller, owner, content, kind, metadata)
+        hs = self._caller()
+        return await self._call(self._write, hs, owner, content, kind, metadata)
 
     def _write(
         self,
-        caller: Principal,
+        hs: Hindsight,
         owner: str,
         content: str,
         kind: str | None,
         metadata: dict[str, Any] | None,
     ) -> dict[str, Any]:
-        caller.check_write(validate.owner(owner))
-        result = self._hs.retain(owner, content, kind=kind, metadata=metadata)
-        return self._retained(result)
+        result = hs.retain(owner, content, kind=kind, metadata=metadata)
+        return self._retained(hs, result)
 
     async def memory_search(
         self,
@@ -198,12 +201,12 @@ class _Tools:
         for confidence, source, recency, and time when the query names one: "last week",
         "in May 2023"). An empty list means nothing relevant is known.
         """
-        caller = self._principal()
-        return await self._call(self._search, caller, owner, query, kind, k, since, until, timezone)
+        hs = self._caller()
+        return await self._call(self._search, hs, owner, query, kind, k, since, until, timezone)
 
     def _search(
         self,
-        caller: Principal,
+        hs: Hindsight,
         owner: str,
         query: str,
         kind: str | None,
@@ -212,8 +215,7 @@ class _Tools:
         until: str | None,
         timezone: str | None,
     ) -> dict[str, Any]:
-        caller.check_read(validate.owner(owner))
-        found = self._hs.recall(
+        found = hs.recall(
             owner,
             query,
             k=k,
@@ -242,20 +244,19 @@ class _Tools:
         user moved, changed their mind), call memory_write instead: it keeps the history.
         Give at least one of content or metadata. Returns ok and the memory as updated.
         """
-        caller = self._principal()
-        return await self._call(self._update, caller, memory_id, content, metadata)
+        hs = self._caller()
+        return await self._call(self._update, hs, memory_id, content, metadata)
 
     def _update(
         self,
-        caller: Principal,
+        hs: Hindsight,
         memory_id: str,
         content: str | None,
         metadata: dict[str, Any] | None,
     ) -> dict[str, Any]:
         if content is None and metadata is None:
             raise InputError("give content or metadata (or both) to change")
-        caller.check_write(self._visible(caller, memory_id).owner)
-        memory = self._hs.update(
+        memory = hs.update(
             memory_id,
             content=UNSET if content is None else content,
             metadata=UNSET if metadata is None else metadata,
@@ -269,13 +270,11 @@ class _Tools:
         Returns ok, receipt_id (the deletion's receipt), deleted_ids and derived_ids
         (memories extracted from it that went too).
         """
-        caller = self._principal()
-        return await self._call(self._delete, caller, memory_id)
+        hs = self._caller()
+        return await self._call(self._delete, hs, memory_id)
 
-    def _delete(self, caller: Principal, memory_id: str) -> dict[str, Any]:
-        owner = self._visible(caller, memory_id).owner
-        caller.check_write(owner)
-        return _receipt(self._hs.forget(memory_id, owner=owner))
+    def _delete(self, hs: Hindsight, memory_id: str) -> dict[str, Any]:
+        return _receipt(hs.forget(memory_id))
 
     async def memory_summarize(self, owner: Owner, session_id: SessionId) -> dict[str, Any]:
         """Write a summary of one conversation session of an owner, and return it.
@@ -284,12 +283,11 @@ class _Tools:
         summary is stored as a memory of kind 'summary'. Returns `summary`: the memory
         written (id, kind, content, provenance, times).
         """
-        caller = self._principal()
-        return await self._call(self._summarize, caller, owner, session_id)
+        hs = self._caller()
+        return await self._call(self._summarize, hs, owner, session_id)
 
-    def _summarize(self, caller: Principal, owner: str, session_id: str) -> dict[str, Any]:
-        caller.check_write(validate.owner(owner))
-        return {"summary": memory_to_dict(self._hs.summarize(owner, session_id))}
+    def _summarize(self, hs: Hindsight, owner: str, session_id: str) -> dict[str, Any]:
+        return {"summary": memory_to_dict(hs.summarize(owner, session_id))}
 
     async def memory_reflect(
         self,
@@ -307,19 +305,18 @@ class _Tools:
         limit the material to one session or a period. Returns `reflections`: the
         memories written (an empty list when there was too little to reflect on).
         """
-        caller = self._principal()
-        return await self._call(self._reflect, caller, owner, session_id, since, until)
+        hs = self._caller()
+        return await self._call(self._reflect, hs, owner, session_id, since, until)
 
     def _reflect(
         self,
-        caller: Principal,
+        hs: Hindsight,
         owner: str,
         session_id: str | None,
         since: str | None,
         until: str | None,
     ) -> dict[str, Any]:
-        caller.check_write(validate.owner(owner))
-        written = self._hs.reflect(owner, session_id=session_id, since=since, until=until)
+        written = hs.reflect(owner, session_id=session_id, since=since, until=until)
         return {"reflections": [memory_to_dict(m) for m in written]}
 
     # -- working memory ------------------------------------------------------------------
@@ -343,14 +340,14 @@ class _Tools:
         `consolidated`: null while the turn stays in working memory, else what was
         written to long-term memory then (as memory_write reports it).
         """
-        caller = self._principal()
+        hs = self._caller()
         return await self._call(
-            self._append, caller, owner, session_id, content, role=role, speaker=speaker
+            self._append, hs, owner, session_id, content, role=role, speaker=speaker
         )
 
     def _append(
         self,
-        caller: Principal,
+        hs: Hindsight,
         owner: str,
         session_id: str,
         content: str,
@@ -358,9 +355,8 @@ class _Tools:
         role: str,
         speaker: str | None,
     ) -> dict[str, Any]:
-        caller.check_write(validate.owner(owner))
-        result = self._hs.observe(owner, session_id, content, role=role, speaker=speaker)
-        return {"ok": True, "consolidated": None if result is None else self._retained(result)}
+        result = hs.observe(owner, session_id, content, role=role, speaker=speaker)
+        return {"ok": True, "consolidated": None if result is None else self._retained(hs, result)}
 
     async def session_window(self, owner: Owner, session_id: SessionId) -> dict[str, Any]:
         """The turns of a session still in working memory (not yet consolidated), oldest first.
@@ -368,28 +364,16 @@ class _Tools:
         Use it to recall the recent conversation of a session. Returns `turns` (seq,
         role, speaker, content, created_at) and `tokens`, their estimated size.
         """
-        caller = self._principal()
-        return await self._call(self._window, caller, owner, session_id)
+        hs = self._caller()
+        return await self._call(self._window, hs, owner, session_id)
 
-    def _window(self, caller: Principal, owner: str, session_id: str) -> dict[str, Any]:
-        caller.check_read(validate.owner(owner))
-        turns = self._hs.window(owner, session_id)
+    def _window(self, hs: Hindsight, owner: str, session_id: str) -> dict[str, Any]:
+        turns = hs.window(owner, session_id)
         return {"turns": [_turn(t) for t in turns], "tokens": sum(t.tokens for t in turns)}
 
     # -- helpers ----------------------------------------------------------------------------
-    def _visible(self, caller: Principal, memory_id: str) -> Memory:
-        """The memory, if the caller may read it; else the same error as for an unknown id."""
-        missing = NotFoundError(f"no memory with id {memory_id!r}")
-        try:
-            memory = self._hs.get(memory_id)
-        except NotFoundError:
-            raise missing from None
-        if not caller.can_read(memory.owner):
-            raise missing
-        return memory
-
-    def _retained(self, result: RetainResult) -> dict[str, Any]:
-        extracted = [self._hs.get(mid) for mid in result.created]
+    def _retained(self, hs: Hindsight, result: RetainResult) -> dict[str, Any]:
+        extracted = [hs.get(mid) for mid in result.created]
         first = [*result.episodes, *result.created, *result.updated]
         return {
             "id": first[0] if first else None,

@@ -2,22 +2,25 @@
 merge it into an existing memory, or supersede one.
 
 :func:`plan` turns candidate memories (verbatim episodes and extracted ones,
-already embedded) into one :class:`Plan` of inserts and updates that the store
-applies in a single transaction, so a failed retain changes nothing.
+already embedded) into one :class:`Plan` of inserts and updates. It reads only
+what it is given through :class:`Known` (the store, under the write door's lock,
+or any other holder of memories), so it is tested without a store; the door
+(:mod:`hindsight.door`) applies the plan in a single transaction, so a failed
+retain changes nothing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from hindsight.models import Kind, Memory, RetainResult
-from hindsight.store import Filter, Store
 
 Vector = npt.NDArray[np.float32]
 _WORD = re.compile(r"\w+")
@@ -75,11 +78,50 @@ class Candidate:
     vector: Vector
 
 
+class Known(Protocol):
+    """What the planner reads of the memories already kept (the store fits it)."""
+
+    def find_episodes(self, owner: str, session_id: str | None, content: str) -> list[Memory]:
+        """Verbatim turns of this owner and session with exactly this content."""
+        ...
+
+    def children(self, parent_ids: Sequence[str]) -> list[Memory]:
+        """Memories directly derived from any of these ids."""
+        ...
+
+    def find_exact(self, owner: str, kind: Kind, content: str) -> Memory | None:
+        """A current memory of this owner and kind with exactly this content."""
+        ...
+
+    def find_attribute(self, owner: str, kind: Kind, attribute: str) -> list[Memory]:
+        """Current active memories filling a single-valued attribute."""
+        ...
+
+    def similar(self, owner: str, kind: Kind, vector: Vector, k: int) -> list[tuple[Memory, float]]:
+        """The ``k`` current memories of this owner and kind nearest ``vector``, with their
+        cosine similarity, most similar first."""
+        ...
+
+
 @dataclass(slots=True)
 class Plan:
-    inserts: list[tuple[Memory, Vector]] = field(default_factory=list)
+    """What one write does: memories to insert, stored memories to change.
+
+    A vector of ``None`` keeps a stored memory's vector; ``needs_vector`` names the
+    memories whose vector the door makes (new text, or none made yet).
+    """
+
+    inserts: list[tuple[Memory, Vector | None]] = field(default_factory=list)
     updates: dict[str, tuple[Memory, Vector | None]] = field(default_factory=dict)
     result: RetainResult = field(default_factory=RetainResult)
+    needs_vector: set[str] = field(default_factory=set)
+
+    def memories(self) -> Iterator[tuple[Memory, bool]]:
+        """Every memory the write touches, with whether it is new."""
+        for memory, _ in self.inserts:
+            yield memory, True
+        for memory, _ in self.updates.values():
+            yield memory, False
 
 
 def reinforce(existing: Memory, incoming: Memory, *, now: datetime) -> bool:
@@ -118,7 +160,7 @@ def supersede(old: Memory, new: Memory, *, now: datetime) -> tuple[Memory, Memor
 
 
 def plan(
-    store: Store,
+    store: Known,
     candidates: Sequence[Candidate],
     *,
     dedupe_similarity: float,
@@ -154,7 +196,7 @@ def plan(
     return out
 
 
-def _episode(store: Store, out: Plan, cand: Candidate) -> str:
+def _episode(store: Known, out: Plan, cand: Candidate) -> str:
     """Keep a verbatim turn, unless this very turn (same session and time) is already kept.
 
     Turns of one call are never merged with each other (two "Thanks!" are two
@@ -172,7 +214,7 @@ def _episode(store: Store, out: Plan, cand: Candidate) -> str:
     return m.id
 
 
-def _already_derived(store: Store, m: Memory, retained_again: Sequence[str]) -> bool:
+def _already_derived(store: Known, m: Memory, retained_again: Sequence[str]) -> bool:
     """Whether a turn retained again already yielded this memory (even if since superseded)."""
     if not retained_again:
         return False
@@ -182,7 +224,7 @@ def _already_derived(store: Store, m: Memory, retained_again: Sequence[str]) -> 
     )
 
 
-def _find_twin(store: Store, out: Plan, cand: Candidate, threshold: float) -> Memory | None:
+def _find_twin(store: Known, out: Plan, cand: Candidate, threshold: float) -> Memory | None:
     """An existing or pending memory saying the same thing (same owner and kind)."""
     m = cand.memory
     # An instruction's vector encodes when it applies, not what it asks: two different
@@ -202,11 +244,9 @@ def _find_twin(store: Store, out: Plan, cand: Candidate, threshold: float) -> Me
         return _staged(out, exact)
     if not by_vector:
         return None
-    flt = Filter(owners=[m.owner], kinds=[m.kind])
-    for mid, similarity in store.vector_search(flt, cand.vector, 3):
+    for found, similarity in store.similar(m.owner, m.kind, cand.vector, 3):
         if similarity < threshold:
             break
-        (found,) = store.get([mid])
         if _applies_when(found) is None and _same_claim(found, m):
             return _staged(out, found)
     return None
@@ -232,7 +272,7 @@ def _salient(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if w[0].isupper() or any(c.isdigit() for c in w)}
 
 
-def _holders(store: Store, out: Plan, m: Memory) -> list[Memory]:
+def _holders(store: Known, out: Plan, m: Memory) -> list[Memory]:
     """Current memories (stored or pending) of the same attribute with another value."""
     assert m.attribute is not None
     stored = [_staged(out, h) for h in store.find_attribute(m.owner, m.kind, m.attribute)]

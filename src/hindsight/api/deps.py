@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, ParamSpec, TypeVar
 
@@ -12,12 +12,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 
-from hindsight import serving, validate
-from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token
+from hindsight import serving
+from hindsight.access import KeyRing, bearer_token
 from hindsight.api.schemas import ErrorBody
 from hindsight.engine import Hindsight
-from hindsight.errors import NotFoundError, PermissionDeniedError
-from hindsight.models import Memory
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -33,40 +31,13 @@ bearer = HTTPBearer(auto_error=False, description="An API key from HINDSIGHT_API
 
 @dataclass(frozen=True, slots=True)
 class Ctx:
-    """One request's engine and caller."""
+    """One request's engine, as its caller sees it: the library checks every access."""
 
     hs: Hindsight
-    principal: Principal
 
     async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking library call off the event loop, within the request timeout."""
         return await serving.call(self.hs.settings.request_timeout_seconds, fn, *args, **kwargs)
-
-    def may_read(self, owners: str | Iterable[str]) -> None:
-        """Check read access; owners are validated first so a bad one is a 400, not a 403."""
-        self.principal.check_read(_valid(owners))
-
-    def may_write(self, owners: str | Iterable[str]) -> None:
-        self.principal.check_write(_valid(owners))
-
-    def may_read_all(self) -> None:
-        """What a question about every owner at once needs: a key that reads ``*``."""
-        if "*" not in (*self.principal.read, *self.principal.write):
-            raise PermissionDeniedError(
-                f"key {self.principal.name!r} may not read every owner; give an owner"
-            )
-
-    async def visible(self, memory_id: str) -> Memory:
-        """The memory if the caller may read its owner; else the answer an unknown id gets."""
-        memory = await self.call(self.hs.get, memory_id)
-        if not self.principal.can_read(memory.owner):
-            # exactly the library's message for an unknown id, so ids do not leak
-            raise NotFoundError(f"no memory with id {memory_id!r}")
-        return memory
-
-
-def _valid(owners: str | Iterable[str]) -> list[str]:
-    return [validate.owner(o) for o in ([owners] if isinstance(owners, str) else owners)]
 
 
 def _query_names(dependant: Dependant) -> set[str]:
@@ -93,9 +64,9 @@ async def _context(request: Request, _: Annotated[object, Depends(bearer)]) -> C
     hs: Hindsight = request.app.state.hindsight
     keyring: KeyRing | None = request.app.state.keyring
     if keyring is None:
-        return Ctx(hs, TRUSTED)
+        return Ctx(hs)  # loopback with no keys: the engine's own, trusted, caller
     token = bearer_token(request.headers.get("authorization"))
-    return Ctx(hs, keyring.authenticate(token))
+    return Ctx(hs.as_principal(keyring.authenticate(token)))
 
 
 Context = Annotated[Ctx, Depends(_context)]

@@ -29,7 +29,6 @@ async def observe(ctx: Context, session_id: SessionPath, body: ObserveIn) -> Obs
     The window moves to long-term memory when it is full, or at once when the
     turn states a correction or a tool failure; ``retained`` then says what was kept.
     """
-    ctx.may_write(body.owner)
     result = await ctx.call(
         ctx.hs.observe,
         body.owner,
@@ -48,7 +47,6 @@ async def observe(ctx: Context, session_id: SessionPath, body: ObserveIn) -> Obs
 @routes("GET", "/sessions/{session_id}/turns")
 async def window(ctx: Context, session_id: SessionPath, owner: OwnerQuery) -> WindowOut:
     """A session's working memory, oldest turn first."""
-    ctx.may_read(owner)
     turns = await ctx.call(ctx.hs.window, owner, session_id)
     return WindowOut(turns=[TurnOut.of(t) for t in turns])
 
@@ -56,7 +54,6 @@ async def window(ctx: Context, session_id: SessionPath, owner: OwnerQuery) -> Wi
 @routes("GET", "/sessions")
 async def sessions(ctx: Context, owner: OwnerQuery) -> SessionsOut:
     """An owner's open sessions with their turn and token counts, latest first."""
-    ctx.may_read(owner)
     rows = await ctx.call(ctx.hs.sessions, owner)
     return SessionsOut(sessions=[SessionOut(session_id=s, turns=n, tokens=t) for s, n, t in rows])
 
@@ -64,28 +61,24 @@ async def sessions(ctx: Context, owner: OwnerQuery) -> SessionsOut:
 @routes("POST", "/sessions/{session_id}/consolidate")
 async def consolidate(ctx: Context, session_id: SessionPath, body: OwnerIn) -> RetainOut:
     """Move a session's working memory into long-term memory and clear the window."""
-    ctx.may_write(body.owner)
     return RetainOut.of(await ctx.call(ctx.hs.consolidate, body.owner, session_id))
 
 
 @routes("POST", "/sessions/{session_id}/close")
 async def close_session(ctx: Context, session_id: SessionPath, body: OwnerIn) -> RetainOut:
     """End a session: consolidate what is left of its window."""
-    ctx.may_write(body.owner)
     return RetainOut.of(await ctx.call(ctx.hs.close_session, body.owner, session_id))
 
 
 @routes("POST", "/sessions/{session_id}/summarize")
 async def summarize(ctx: Context, session_id: SessionPath, body: OwnerIn) -> MemoryOut:
     """Summarize a session into one long-term memory, and return it."""
-    ctx.may_write(body.owner)
     return MemoryOut.of(await ctx.call(ctx.hs.summarize, body.owner, session_id))
 
 
 @routes("POST", "/reflect")
 async def reflect(ctx: Context, body: ReflectIn) -> MemoryList:
     """Reflect on an owner's memories (of one session, or a period) and return what was written."""
-    ctx.may_write(body.owner)
     memories = await ctx.call(
         ctx.hs.reflect,
         body.owner,

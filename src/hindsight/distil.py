@@ -1,0 +1,75 @@
+"""Summaries and lessons drawn from the store: what :mod:`hindsight.reflect` drafts
+from, gathered here, and the drafts written through the write door.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from hindsight.door import StoreKnown, WriteContext
+from hindsight.errors import NotFoundError
+from hindsight.extract import EXTRACTABLE_KINDS
+from hindsight.ingest import Ingest
+from hindsight.models import Kind, Memory
+from hindsight.reflect import reflect_on, summarize_session
+from hindsight.store import Filter, Store
+
+
+class Distil:
+    """Session summaries and reflections of one store."""
+
+    def __init__(self, store: Store, ingest: Ingest) -> None:
+        self.store = store
+        self.ingest = ingest
+
+    def summarize(self, context: WriteContext, sid: str) -> Memory:
+        (owner,) = context.owners
+        turns = Filter(owners=[owner], kinds=[Kind.EPISODE], session_id=sid)
+        episodes = list(self.store.iterate(turns))
+        if not episodes:
+            raise NotFoundError(f"session {sid!r} of {owner} has no turns to summarize")
+        stored = Filter(
+            owners=[owner], kinds=sorted(EXTRACTABLE_KINDS), session_id=sid, current_only=False
+        )
+        related = [*self.store.children([e.id for e in episodes]), *self.store.iterate(stored)]
+        draft = summarize_session(sid, episodes, related)
+        summaries = Filter(owners=[owner], kinds=[Kind.SUMMARY], session_id=sid)
+        changes = self.ingest.drafts(context, [draft], lambda known: known.store.iterate(summaries))
+        return changes.current[0]
+
+    def reflect(
+        self,
+        context: WriteContext,
+        *,
+        sid: str | None,
+        since: datetime | None,
+        until: datetime | None,
+    ) -> list[Memory]:
+        (owner,) = context.owners
+        flt = Filter(owners=[owner], session_id=sid, since=since, until=until, current_only=False)
+        scope = list(self.store.iterate(flt))
+        session = Filter(owners=[owner], session_id=sid, current_only=False)
+        if sid is not None and not scope and not self.store.count(session):
+            raise NotFoundError(f"session {sid!r} of {owner} has no memories to reflect on")
+        turns = [m.id for m in scope if m.kind is Kind.EPISODE]
+        pool = {m.id: m for m in [*scope, *self.store.children(turns)]}
+        in_scope = set(pool)
+        lessons = Filter(owners=[owner], kinds=[Kind.REFLECTION])
+        existing = list(self.store.iterate(lessons))
+        # a lesson is redrawn from all its evidence, not just what lies in scope
+        cited = {p for r in existing for p in r.provenance.derived_from} - pool.keys()
+        pool.update((m.id, m) for m in self.store.get(sorted(cited)))
+        attributes = {m.attribute for m in pool.values() if m.attribute}
+        if attributes:
+            history = Filter(owners=[owner], kinds=[Kind.FACT, Kind.PREFERENCE], current_only=False)
+            for m in self.store.iterate(history):
+                if m.attribute in attributes:
+                    pool.setdefault(m.id, m)
+        parents = {p for m in pool.values() for p in m.provenance.derived_from} - pool.keys()
+        pool.update((m.id, m) for m in self.store.get(sorted(parents)))
+        drafts = reflect_on(pool.values(), scope=in_scope)
+
+        def stored(known: StoreKnown) -> list[Memory]:
+            return list(known.store.iterate(lessons))
+
+        return self.ingest.drafts(context, drafts, stored).changed

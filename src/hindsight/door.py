@@ -1,0 +1,149 @@
+"""The one door every write goes through: plan, checkpoints, one transaction.
+
+Retain, update, import, consolidation, summaries and reflections all call
+:meth:`Door.commit` with a planner. Under the store's lock on the owners written
+(:meth:`~hindsight.store.Store.exclusive`: no other writer, thread or process,
+plans for them meanwhile), the door
+
+1. runs the planner against what the store holds (a :class:`~hindsight.write.Known`),
+2. shows the plan to each :class:`Checkpoint` in turn, with the caller's
+   :class:`WriteContext`; a checkpoint may change the plan's memories (status,
+   confidence, content, metadata) or refuse the write,
+3. makes the vectors the plan still needs (a memory whose text a checkpoint
+   changed is embedded anew, so nothing it removed reaches an index), and
+4. writes it all in the same transaction: all or nothing.
+
+Checkpoints are providers like any other: registered by name in :data:`checkpoints`
+(built-ins and plugins alike) and enabled by ``Settings.checkpoints``.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from hindsight.access import Principal
+from hindsight.embed import Embeddings
+from hindsight.errors import WriteRefusedError
+from hindsight.models import Kind, Memory
+from hindsight.registry import Registry
+from hindsight.store import Filter, Store
+from hindsight.write import Plan, Vector, embedding_text
+
+
+class Operation(enum.StrEnum):
+    """Which library operation a write comes from."""
+
+    RETAIN = "retain"
+    UPDATE = "update"
+    IMPORT = "import"
+    CONSOLIDATE = "consolidate"
+    SUMMARIZE = "summarize"
+    REFLECT = "reflect"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteContext:
+    """Who writes, by which operation, to which owners, and when."""
+
+    principal: Principal
+    operation: Operation
+    owners: tuple[str, ...]
+    at: datetime
+
+
+class Checkpoint(abc.ABC):
+    """A component that sees every write before it is applied, and may change it.
+
+    :meth:`review` may change the plan's memories in place (``plan.memories()``
+    lists them: set a status, cap a confidence, redact content, add metadata) or
+    call :meth:`refuse`, which stops the write with nothing changed.
+    """
+
+    name: str = "checkpoint"
+
+    @abc.abstractmethod
+    def review(self, plan: Plan, context: WriteContext) -> None: ...
+
+    def refuse(self, reason: str) -> None:
+        """Refuse the write under review: nothing of it is stored."""
+        raise WriteRefusedError(f"{self.name}: {reason}")
+
+
+checkpoints: Registry[Checkpoint] = Registry("checkpoint")
+"""Write checkpoints by name; ``Settings.checkpoints`` lists those in force, in order."""
+
+Planner = Callable[["StoreKnown"], Plan]
+
+
+class StoreKnown:
+    """What the planner may read (:class:`~hindsight.write.Known`), from the store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.find_episodes = store.find_episodes
+        self.children = store.children
+        self.find_exact = store.find_exact
+        self.find_attribute = store.find_attribute
+
+    def similar(self, owner: str, kind: Kind, vector: Vector, k: int) -> list[tuple[Memory, float]]:
+        hits = self.store.vector_search(Filter(owners=[owner], kinds=[kind]), vector, k)
+        found = {m.id: m for m in self.store.get([mid for mid, _ in hits])}
+        return [(found[mid], sim) for mid, sim in hits if mid in found]
+
+
+class Door:
+    """Plans, checks and applies every write to one store."""
+
+    def __init__(
+        self, store: Store, embedder: Embeddings, checks: Sequence[Checkpoint] = ()
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.checks = list(checks)
+
+    def commit(
+        self, context: WriteContext, planner: Planner, *, owners: Collection[str] = ()
+    ) -> Plan:
+        """Plan under the lock on ``context.owners`` (and ``owners``), check, write."""
+        with self.store.exclusive({*context.owners, *owners}):
+            plan = planner(StoreKnown(self.store))
+            encoded = {m.id: embedding_text(m) for m, _ in plan.memories()}
+            for check in self.checks:
+                check.review(plan, context)
+            self._embed(plan, encoded)
+            if plan.inserts or plan.updates:
+                self.store.write(
+                    insert=[(m, v) for m, v in plan.inserts if v is not None],
+                    update=list(plan.updates.values()),
+                )
+        return plan
+
+    def _embed(self, plan: Plan, encoded: dict[str, str]) -> None:
+        """Make the vectors the plan lacks, and remake those whose text changed."""
+        rows = [
+            *((m, v, True) for m, v in plan.inserts),
+            *((m, v, False) for m, v in plan.updates.values()),
+        ]
+        due = [
+            m
+            for m, vector, new in rows
+            if m.id in plan.needs_vector
+            or (new and vector is None)
+            or embedding_text(m) != encoded.get(m.id)
+        ]
+        if not due:
+            return
+        vectors = dict(
+            zip(
+                (m.id for m in due),
+                self.embedder.encode_documents([embedding_text(m) for m in due]),
+                strict=True,
+            )
+        )
+        plan.inserts = [(m, vectors.get(m.id, v)) for m, v in plan.inserts]
+        plan.updates = {mid: (m, vectors.get(mid, v)) for mid, (m, v) in plan.updates.items()}
+        plan.needs_vector.clear()

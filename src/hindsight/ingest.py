@@ -1,0 +1,337 @@
+"""Turns and records -> memories -> the write door.
+
+:class:`Ingest` checks what a caller hands in (turns, one memory of a given kind,
+an update, exported records), builds the memories (verbatim episodes and what the
+extractor finds in them), embeds them outside any lock, and commits each write
+through :class:`~hindsight.door.Door` with a planner that reads the store under it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, tzinfo
+from typing import Any, Final
+
+from hindsight import validate
+from hindsight.config import Settings
+from hindsight.door import Door, StoreKnown, WriteContext
+from hindsight.embed import Embeddings
+from hindsight.errors import NotFoundError, ValidationError
+from hindsight.extract import Extracted, Extractor
+from hindsight.models import (
+    ROLE_OF_SOURCE,
+    Kind,
+    Memory,
+    Provenance,
+    RetainResult,
+    Source,
+    Turn,
+    new_id,
+)
+from hindsight.reflect import Changes, Draft, reconcile
+from hindsight.transfer import memory_from_dict
+from hindsight.write import Candidate, Plan, embedding_text, plan
+
+SOURCE_OF_ROLE: Final = {
+    "user": Source.USER,
+    "assistant": Source.AGENT,
+    "tool": Source.TOOL,
+    "system": Source.SYSTEM,
+}
+Changer = Callable[[Memory], None]
+"""Changes a memory in place (an update's new content, metadata, ...)."""
+_TURN_FIELDS: Final = frozenset(
+    {"role", "content", "speaker", "observed_at", "tool_name", "metadata"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReader:
+    """Checks turns as callers give them (dicts or :class:`Turn`), within the settings' limits."""
+
+    max_content_chars: int
+    max_metadata_bytes: int
+
+    def text(self, value: object, field: str = "content") -> str:
+        return validate.text(value, field=field, limit=self.max_content_chars)
+
+    def metadata(self, value: object) -> dict[str, Any]:
+        return validate.metadata(value, limit=self.max_metadata_bytes)
+
+    def turns(
+        self,
+        content: str | None,
+        messages: Sequence[Turn | Mapping[str, Any]] | None,
+        source: Source,
+        when: datetime,
+    ) -> list[Turn]:
+        if (content is None) == (messages is None):
+            raise ValidationError("give exactly one of content or messages")
+        if content is not None:
+            return [Turn(role=ROLE_OF_SOURCE[source], content=self.text(content), observed_at=when)]
+        assert messages is not None
+        if not messages:
+            raise ValidationError("messages is empty")
+        return [self.turn(m, i, when) for i, m in enumerate(messages)]
+
+    def turn(self, message: Turn | Mapping[str, Any], index: int, when: datetime) -> Turn:
+        where = f"messages[{index}]"
+        if isinstance(message, Mapping):
+            unknown = set(message) - _TURN_FIELDS
+            if unknown:
+                raise ValidationError(f"{where} has unknown fields: {', '.join(sorted(unknown))}")
+            message = Turn(
+                role=message.get("role", "user"),
+                content=message.get("content"),  # type: ignore[arg-type]  # validated below
+                speaker=message.get("speaker"),
+                observed_at=message.get("observed_at"),
+                tool_name=message.get("tool_name"),
+                metadata=message.get("metadata") or {},
+            )
+        if message.role not in SOURCE_OF_ROLE:
+            raise ValidationError(
+                f"{where}.role must be one of {', '.join(SOURCE_OF_ROLE)}, not {message.role!r}"
+            )
+        return Turn(
+            role=message.role,
+            content=self.text(message.content, f"{where}.content"),
+            speaker=None if message.speaker is None else self.text(message.speaker, "speaker"),
+            observed_at=validate.timestamp(message.observed_at, field=f"{where}.observed_at")
+            or when,
+            tool_name=message.tool_name,
+            metadata=self.metadata(message.metadata),
+        )
+
+
+class Ingest:
+    """Every write of the library, each through the one door."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embedder: Embeddings,
+        extractor: Extractor,
+        door: Door,
+        zone: tzinfo,
+    ) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.extractor = extractor
+        self.door = door
+        self.zone = zone  # the users' days: what "yesterday" in a turn means
+        self.reader = TurnReader(settings.max_content_chars, settings.max_metadata_bytes)
+
+    # -- memories from turns -------------------------------------------------------
+    def new_memory(
+        self,
+        owner: str,
+        kind: Kind,
+        content: str,
+        *,
+        confidence: float,
+        provenance: Provenance,
+        observed_at: datetime,
+        now: datetime,
+        metadata: dict[str, Any],
+    ) -> Memory:
+        return Memory(
+            id=new_id(),
+            owner=owner,
+            kind=kind,
+            content=content,
+            confidence=confidence,
+            provenance=provenance,
+            observed_at=observed_at,
+            created_at=now,
+            updated_at=now,
+            valid_from=observed_at,
+            embedding_model=self.embedder.model_id,
+            metadata=metadata,
+        )
+
+    def extract(self, turns: Sequence[Turn]) -> list[Extracted]:
+        """What the extractor finds in turns, dated in the users' time zone."""
+        local = [
+            replace(t, observed_at=t.observed_at and t.observed_at.astimezone(self.zone))
+            for t in turns
+        ]
+        return self.extractor.extract(local, subject="User")
+
+    def turns(
+        self,
+        context: WriteContext,
+        owner: str,
+        turns: Sequence[Turn],
+        *,
+        session_id: str | None,
+        metadata: Mapping[str, Any],
+    ) -> RetainResult:
+        """Keep each turn verbatim, with what the extractor finds in them."""
+        now = context.at
+        episodes = [
+            self.new_memory(
+                owner,
+                Kind.EPISODE,
+                turn.content,
+                confidence=1.0,
+                provenance=Provenance(
+                    source=SOURCE_OF_ROLE.get(turn.role, Source.USER),
+                    session_id=session_id,
+                    speaker=turn.speaker,
+                ),
+                observed_at=turn.observed_at or now,
+                now=now,
+                metadata={
+                    **metadata,
+                    **turn.metadata,
+                    "role": turn.role,
+                    **({"tool_name": turn.tool_name} if turn.tool_name else {}),
+                },
+            )
+            for turn in turns
+        ]
+        derived = [
+            self._from_extracted(owner, item, episodes[item.turn_index], now=now)
+            for item in self.extract(turns)
+        ]
+        return self.memories(context, [*episodes, *derived])
+
+    def _from_extracted(
+        self, owner: str, item: Extracted, episode: Memory, *, now: datetime
+    ) -> Memory:
+        meta: dict[str, Any] = {"extractor": self.extractor.name}
+        if item.value is not None:
+            meta["value"] = item.value
+        if item.polarity != 1:
+            meta["polarity"] = item.polarity
+        if item.tags:
+            meta["tags"] = list(item.tags)
+        if item.applies_when:
+            meta["applies_when"] = item.applies_when
+        memory = self.new_memory(
+            owner,
+            item.kind,
+            item.content,
+            confidence=item.confidence,
+            provenance=Provenance(
+                source=episode.provenance.source,
+                session_id=episode.provenance.session_id,
+                speaker=episode.provenance.speaker,
+                derived_from=[episode.id],
+            ),
+            observed_at=episode.observed_at,
+            now=now,
+            metadata=meta,
+        )
+        memory.query_hints = list(item.query_hints)
+        memory.attribute = item.attribute
+        return memory
+
+    # -- the writes --------------------------------------------------------------------
+    def memories(self, context: WriteContext, memories: Sequence[Memory]) -> RetainResult:
+        """Write new memories: deduplicated, merged or superseding what is known."""
+        vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
+        candidates = [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
+        threshold = self.settings.dedupe_similarity
+        done = self.door.commit(
+            context,
+            lambda known: plan(known, candidates, dedupe_similarity=threshold, now=context.at),
+        )
+        return done.result
+
+    def update(self, context: WriteContext, memory_id: str, change: Changer) -> Memory:
+        """Change a stored memory in place, read and written under the owner's lock."""
+        changed: list[Memory] = []
+
+        def planner(known: StoreKnown) -> Plan:
+            found = known.store.get([memory_id])
+            if not found or found[0].owner not in context.owners:
+                raise NotFoundError(f"no memory with id {memory_id!r}")
+            memory = found[0]
+            before = embedding_text(memory)
+            change(memory)
+            memory.updated_at = context.at
+            out = Plan(updates={memory.id: (memory, None)})
+            if embedding_text(memory) != before:
+                out.needs_vector.add(memory.id)
+            changed.append(memory)
+            return out
+
+        self.door.commit(context, planner)
+        return changed[0]
+
+    def records(
+        self, context: WriteContext, records: Iterable[Mapping[str, Any]]
+    ) -> dict[str, int]:
+        """Load exported records, each checked (and its owner's write access) before any is
+        written; ids already stored are skipped."""
+        records = list(records)
+        for line, record in enumerate(records, start=1):  # whose, before what
+            try:
+                if not isinstance(record, Mapping):
+                    raise ValidationError("a record must be a JSON object")
+                owner = validate.owner(record.get("owner"))
+            except ValidationError as exc:
+                raise ValidationError(f"record {line}: {exc}") from None
+            context.principal.check_write(owner)
+        memories: list[Memory] = []
+        first: dict[str, int] = {}
+        for line, record in enumerate(records, start=1):
+            try:
+                memory = memory_from_dict(record, limit=self.settings.max_content_chars)
+            except ValidationError as exc:
+                raise ValidationError(f"record {line}: {exc}") from None
+            if memory.id in first:
+                raise ValidationError(
+                    f"record {line}: repeats id {memory.id!r} of record {first[memory.id]}"
+                )
+            first[memory.id] = line
+            memory.embedding_model = self.embedder.model_id
+            memories.append(memory)
+        vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
+        pairs = list(zip(memories, vectors, strict=True))
+        owners = {m.owner for m in memories}
+
+        def planner(known: StoreKnown) -> Plan:
+            stored = {m.id for m in known.store.get([m.id for m in memories])}
+            out = Plan(inserts=[(m, v) for m, v in pairs if m.id not in stored])
+            out.result.created = [m.id for m, _ in out.inserts]
+            return out
+
+        done = self.door.commit(replace(context, owners=tuple(sorted(owners))), planner)
+        imported = len(done.inserts)
+        return {"imported": imported, "skipped": len(memories) - imported}
+
+    def drafts(
+        self,
+        context: WriteContext,
+        drafts: Sequence[Draft],
+        existing: Callable[[StoreKnown], Iterable[Memory]],
+    ) -> Changes:
+        """Write summaries or reflections: what changed between the drafts and the stored
+        memories of their keys (read under the lock), as :func:`reconcile` decides."""
+        (owner,) = context.owners
+        decided: list[Changes] = []
+
+        def planner(known: StoreKnown) -> Plan:
+            changes = reconcile(
+                drafts,
+                existing(known),
+                owner=owner,
+                embedding_model=self.embedder.model_id,
+                now=context.at,
+            )
+            decided.append(changes)
+            out = Plan(
+                inserts=[(m, None) for m in changes.insert],
+                updates={m.id: (m, None) for m in [*changes.rewrite, *changes.retire]},
+            )
+            out.needs_vector.update(m.id for m in changes.rewrite)
+            out.result.created = [m.id for m in changes.insert]
+            out.result.updated = [m.id for m in changes.rewrite]
+            return out
+
+        self.door.commit(context, planner)
+        return decided[0]

@@ -1,0 +1,139 @@
+"""The recall pipeline: channels, fusion, reply lifts, boosts, packing, access counts.
+
+:class:`Search` asks the store's channels (dense vectors, BM25), fuses their
+ranks, reads the best candidates whole, lifts the replies to questions among them,
+and scores and packs them with :mod:`hindsight.recall` (pure scoring). Recalls are
+counted in memory and written in batches, off the hot path.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime, tzinfo
+from typing import Final
+
+from hindsight.config import Settings
+from hindsight.embed import Embeddings
+from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
+from hindsight.recall import (
+    Rerank,
+    fuse_channels,
+    is_question,
+    lift_replies,
+    pack,
+    rank_channels,
+    score,
+)
+from hindsight.store import Filter, Store
+from hindsight.timewords import asked_period
+
+# Recall reads whole only this many of the best fused candidates (at least 5 k).
+HYDRATE_DEPTH: Final = 50
+_FLUSH_HITS: Final = 256  # recalls counted before they are written
+_FLUSH_SECONDS: Final = 5.0
+
+
+class Search:
+    """Recall over one store."""
+
+    def __init__(self, settings: Settings, store: Store, embedder: Embeddings) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.rerank = Rerank(half_life_days=settings.recency_half_life_days)
+        self._access: dict[str, int] = {}
+        self._access_lock = threading.Lock()
+        self._access_flushed = time.monotonic()
+
+    def recall(
+        self,
+        flt: Filter,
+        query: str,
+        *,
+        k: int,
+        weights: dict[str, float],
+        zone: tzinfo,
+        token_budget: int | None,
+    ) -> list[RecallResult]:
+        n = max(self.settings.candidates, k * 2)
+        vector = self.embedder.encode_query(query)
+        now = datetime.now(UTC)
+        period = asked_period(query, now, zone)
+        channels = {
+            "dense": self.store.vector_search(flt, vector, n),
+            "bm25": self.store.keyword_search(flt, query, n),
+        }
+        ranked = rank_channels(channels)
+        fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)
+        # Only the best fused candidates are read whole (reading them was most of a
+        # recall's time): the boosts after fusion seldom carry one from beyond into the top k.
+        depth = sorted(fused, key=lambda mid: (-fused[mid], mid))[: max(HYDRATE_DEPTH, 5 * k)]
+        found = {m.id: m for m in self.store.get(depth)}
+        best = [found[mid] for mid in depth[: 2 * k] if mid in found]
+        ranked["reply"] = self._lift_replies(fused, found, best, flt)
+        scored = score(
+            found,
+            ranked,
+            fused,
+            owner_weights=weights,
+            now=now,
+            rerank=self.rerank,
+            period=period,
+        )
+        results = pack(scored, k=k, token_budget=token_budget)
+        self._note_access([r.memory.id for r in results])
+        return results
+
+    def _lift_replies(
+        self, fused: dict[str, float], found: dict[str, Memory], best: list[Memory], flt: Filter
+    ) -> dict[str, ChannelHit]:
+        """Lift the turns that answer the questions among the ``best`` candidates.
+
+        A question asked right after a top statement follows it up, and its answer
+        says more about the same thing ("I finished my first screenplay!" - "What
+        genre is it?" - "A mix of drama and romance."): that answer is lifted too, for
+        what the statement scored.
+        """
+        weights = self.rerank.source_weights
+        # question id -> what its answer is worth: its own (or its statement's) fused
+        # score, times the trust in who asked (an agent's question counts as its other words)
+        asked = {
+            m.id: fused[m.id] * weights.get(m.provenance.source, 1.0)
+            for m in best
+            if is_question(m)
+        }
+        statements = [m.id for m in best if m.kind is Kind.EPISODE and not is_question(m)]
+        for statement, follow_up in self.store.next_turns(statements, flt).items():
+            if is_question(follow_up):
+                worth = fused[statement] * weights.get(follow_up.provenance.source, 1.0)
+                asked[follow_up.id] = max(asked.get(follow_up.id, 0.0), worth)
+        if not asked:
+            return {}
+        replies = {
+            question: reply
+            for question, reply in self.store.next_turns(list(asked), flt).items()
+            if reply.provenance.source is not Source.AGENT  # second-hand: not lifted
+        }
+        found.update((reply.id, reply) for reply in replies.values())
+        return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
+
+    def _note_access(self, ids: Iterable[str]) -> None:
+        """Count recalls in memory; write them in batches off the hot path."""
+        with self._access_lock:
+            for mid in ids:
+                self._access[mid] = self._access.get(mid, 0) + 1
+        self.flush_access()
+
+    def flush_access(self, *, force: bool = False) -> None:
+        with self._access_lock:
+            due = (
+                len(self._access) >= _FLUSH_HITS
+                or time.monotonic() - self._access_flushed > _FLUSH_SECONDS
+            )
+            if not self._access or not (force or due):
+                return
+            pending, self._access = self._access, {}
+            self._access_flushed = time.monotonic()
+        self.store.record_access(pending, datetime.now(UTC))

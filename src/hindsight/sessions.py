@@ -1,0 +1,94 @@
+"""Working memory: a session's recent turns, and their move into long-term memory.
+
+A turn observed is kept in the session's window (in the store's database, or in
+Redis) until the window passes the turn or token threshold, or the turn states an
+event (a correction, a tool failure): then the window is consolidated, written
+through the write door like any retain, and cleared up to the last turn written.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from hindsight.access import Principal
+from hindsight.config import Settings
+from hindsight.door import Operation, WriteContext
+from hindsight.ingest import Ingest
+from hindsight.models import RetainResult, Turn, estimate_tokens
+from hindsight.store import WorkingMemory, WorkingTurn
+
+# Extractions that should reach long-term memory at once, not at the next threshold.
+EVENT_TAGS: Final = frozenset({"correction", "tool_failure"})
+
+
+class Sessions:
+    """Observe, window, consolidate and close the sessions of one working memory."""
+
+    def __init__(self, settings: Settings, working: WorkingMemory, ingest: Ingest) -> None:
+        self.settings = settings
+        self.working = working
+        self.ingest = ingest
+
+    def observe(
+        self, principal: Principal, owner: str, sid: str, turn: Turn
+    ) -> RetainResult | None:
+        now = datetime.now(UTC)
+        self.working.wm_append(
+            WorkingTurn(
+                seq=0,
+                owner=owner,
+                session_id=sid,
+                role=turn.role,
+                content=turn.content,
+                tokens=estimate_tokens(turn.content),
+                created_at=now,
+                expires_at=now + timedelta(seconds=self.settings.wm_ttl_seconds),
+                speaker=turn.speaker,
+                tool_name=turn.tool_name,
+                metadata=turn.metadata,
+            )
+        )
+        window = self.working.wm_window(owner, sid, now)
+        full = (
+            len(window) >= self.settings.wm_max_turns
+            or sum(t.tokens for t in window) >= self.settings.wm_max_tokens
+        )
+        event = any(
+            EVENT_TAGS & set(e.tags) for e in self.ingest.extractor.extract([turn], subject="User")
+        )
+        return self.consolidate(principal, owner, sid) if full or event else None
+
+    def window(self, owner: str, sid: str) -> list[WorkingTurn]:
+        return self.working.wm_window(owner, sid, datetime.now(UTC))
+
+    def sessions(self, owner: str) -> list[tuple[str, int, int]]:
+        return self.working.wm_sessions(owner, datetime.now(UTC))
+
+    def consolidate(self, principal: Principal, owner: str, sid: str) -> RetainResult:
+        window = self.window(owner, sid)
+        if not window:
+            return RetainResult()
+        turns = [
+            Turn(
+                role=t.role,
+                content=t.content,
+                speaker=t.speaker,
+                observed_at=t.created_at,
+                tool_name=t.tool_name,
+                metadata=t.metadata,
+            )
+            for t in window
+        ]
+        context = WriteContext(principal, Operation.CONSOLIDATE, (owner,), datetime.now(UTC))
+        result = self.ingest.turns(context, owner, turns, session_id=sid, metadata={})
+        self.working.wm_clear(owner, sid, up_to_seq=window[-1].seq)
+        return result
+
+    def clear(self, owner: str, sid: str | None) -> None:
+        """Drop a session's window, or every session's of the owner."""
+        for session in [sid] if sid else [s for s, _, _ in self.sessions(owner)]:
+            self.working.wm_clear(owner, session)
+
+    def purge_expired(self) -> int:
+        return self.working.wm_purge_expired(datetime.now(UTC))

@@ -1,0 +1,83 @@
+"""The library knows its caller: every operation checks the principal's scopes, once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hindsight import Hindsight
+from hindsight.access import TRUSTED, Principal
+from hindsight.errors import NotFoundError, PermissionDeniedError
+
+ALICE, BOB = "user:alice", "user:bob"
+APP = Principal("alice-app", read=(ALICE, "shared:*"), write=(ALICE,))
+
+
+@pytest.fixture
+def seeded(hs: Hindsight) -> tuple[Hindsight, str, str]:
+    mine = hs.retain(ALICE, "I love jazz.", kind="preference").created[0]
+    theirs = hs.retain(BOB, "I love opera.", kind="preference").created[0]
+    hs.observe(BOB, "b1", "I am planning a trip.")
+    return hs, mine, theirs
+
+
+def test_the_engine_runs_as_the_trusted_local_caller(hs: Hindsight) -> None:
+    assert hs.principal is TRUSTED and TRUSTED.name == "local"
+    hs.stats()  # every owner: allowed
+
+
+def test_a_view_reaches_only_its_owners(seeded: tuple[Hindsight, str, str]) -> None:
+    hs, mine, theirs = seeded
+    app = hs.as_principal(APP)
+    assert app.get(mine).owner == ALICE
+    assert [r.memory.id for r in app.recall(ALICE, "jazz", k=1)] == [mine]
+    app.update(mine, confidence=0.5)
+    # an id of an owner out of scope is an unknown id: same class, same message
+    with pytest.raises(NotFoundError) as unknown:
+        app.get("no-such-id")
+    for call in (app.get, app.forget, lambda mid: app.update(mid, confidence=0.1)):
+        with pytest.raises(NotFoundError) as foreign:
+            call(theirs)
+        assert str(foreign.value) == str(unknown.value).replace("no-such-id", theirs)
+    assert hs.get(theirs).confidence == 1.0  # nothing changed
+
+
+denied: dict[str, Callable[[Hindsight], Any]] = {
+    "retain": lambda hs: hs.retain(BOB, "I hate opera."),
+    "recall one": lambda hs: hs.recall(BOB, "opera"),
+    "recall several": lambda hs: hs.recall({ALICE: 1.0, BOB: 0.5}, "opera"),
+    "list": lambda hs: hs.list_memories(BOB),
+    "stats of all": lambda hs: hs.stats(),
+    "stats of one": lambda hs: hs.stats(BOB),
+    "forget an owner": lambda hs: hs.forget(owner=BOB),
+    "export": lambda hs: list(hs.export(BOB)),
+    "import": lambda hs: hs.import_records(
+        [*hs.as_principal(TRUSTED).export(ALICE), *hs.as_principal(TRUSTED).export(BOB)]
+    ),
+    "observe": lambda hs: hs.observe(BOB, "b1", "hello"),
+    "window": lambda hs: hs.window(BOB, "b1"),
+    "sessions": lambda hs: hs.sessions(BOB),
+    "consolidate": lambda hs: hs.consolidate(BOB, "b1"),
+    "summarize": lambda hs: hs.summarize(BOB, "b1"),
+    "reflect": lambda hs: hs.reflect(BOB),
+    "purge": lambda hs: hs.purge_expired(),
+    "write a read-only owner": lambda hs: hs.retain("shared:team", "We meet on Mondays."),
+}
+
+
+@pytest.mark.parametrize("operation", list(denied))
+def test_every_operation_out_of_scope_is_denied_and_changes_nothing(
+    seeded: tuple[Hindsight, str, str], operation: str
+) -> None:
+    hs, _, _ = seeded
+    before = (list(hs.export(ALICE)), list(hs.export(BOB)), hs.window(BOB, "b1"))
+    with pytest.raises(PermissionDeniedError, match="alice-app"):
+        denied[operation](hs.as_principal(APP))
+    assert (list(hs.export(ALICE)), list(hs.export(BOB)), hs.window(BOB, "b1")) == before
+
+
+def test_closing_a_view_closes_nothing(hs: Hindsight) -> None:
+    hs.as_principal(APP).close()
+    assert hs.retain(ALICE, "Still open.", kind="fact").created
