@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -540,3 +541,15 @@ def test_session_list_shows_open_sessions(tmp_path: Path) -> None:
     sessions = json.loads(listed.output)["sessions"]
     assert sorted(s["session_id"] for s in sessions) == ["s1", "s2"]
     assert all(s["turns"] == 1 for s in sessions)
+
+
+def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = run_json(home, "jobs", "list")
+    assert [j["name"] for j in listed] == ["purge-expired"] and listed[0]["every_seconds"] > 0
+    assert "purge-expired" in run(home, "jobs", "list").stdout
+    monkeypatch.setenv("HINDSIGHT_WM_TTL_SECONDS", "1")
+    run(home, "session", "add", "--owner", OWNER, "--session", "old", "I love green tea.")
+    time.sleep(1.1)
+    assert run_json(home, "jobs", "run", "purge-expired") == {"job": "purge-expired", "count": 1}
+    assert run(home, "jobs", "run", "purge-expired").stdout == "purge-expired: 0\n"
+    assert_one_line_error(run(home, "jobs", "run", "nothing", code=2), "nothing")

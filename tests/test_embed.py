@@ -20,7 +20,7 @@ from hindsight import (
     ValidationError,
 )
 from hindsight.embed import Embeddings, Vectors, registry
-from hindsight.reembed import reembed
+from hindsight.jobs import reembed
 from hindsight.store import Filter
 
 
@@ -123,7 +123,7 @@ def test_an_interrupted_reembed_blocks_the_store_until_resumed(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kept = _tiny_store(settings)
-    monkeypatch.setattr("hindsight.reembed.BATCH", 1)
+    monkeypatch.setattr("hindsight.jobs.REEMBED_BATCH", 1)
     with pytest.raises(EmbeddingError, match="went away"):
         reembed(settings, embedder=Failing(budget=1))
     for embedder in (TinyHash(), Failing(budget=9)):  # neither the old model nor the new

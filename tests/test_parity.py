@@ -34,13 +34,14 @@ CLI: dict[str, tuple[str, ...]] = {
     "import_records": ("import",),
     "observe": ("session", "add"),
     "window": ("session", "show"),
+    "purge_expired": ("jobs", "run"),
     "sessions": ("session", "list"),
     "close_session": ("session", "close"),
     "summarize": ("summarize",),
     "reflect": ("reflect",),
 }
 # library method -> REST operation ids (all of them must exist)
-REST: dict[str, set[str]] = {name: {name} for name in CLI} | {
+REST: dict[str, set[str]] = {name: {name} for name in CLI if name != "purge_expired"} | {
     "forget": {"forget", "forget_owner"},  # one id; or an owner's memories by session or time
     "consolidate": {"consolidate"},
 }
@@ -72,7 +73,6 @@ _CALLER = (
 # (interface, library method) -> why it is deliberately not there
 ABSENT: dict[tuple[str, str], str] = {
     **{(interface, "as_principal"): _CALLER for interface in INTERFACES},
-    ("cli", "purge_expired"): _MAINTENANCE,
     (
         "cli",
         "consolidate",

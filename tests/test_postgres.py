@@ -129,7 +129,7 @@ def test_reembedding_to_another_dimension_moves_the_hnsw_index(
         return {r[0] for r in rows}
 
     assert indexes() == {f"vectors_hnsw_{TinyHash.dimension}"}
-    from hindsight.reembed import reembed
+    from hindsight.jobs import reembed
 
     assert reembed(pg, embedder=embedder) > 0
     assert indexes() == {f"vectors_hnsw_{embedder.dimension}"}

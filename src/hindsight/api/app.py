@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import logging
 from collections.abc import AsyncIterator
 from typing import Final
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from hindsight import __version__, serving
+from hindsight import __version__, jobs, serving
 from hindsight.access import KeyRing
 from hindsight.api import errors, memories, sessions
 from hindsight.api.deps import Routes
@@ -21,9 +20,8 @@ from hindsight.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from hindsight.api.schemas import ErrorBody, HealthOut
 from hindsight.config import Settings
 from hindsight.engine import Hindsight
-from hindsight.errors import HindsightError, StoreError, ValidationError
+from hindsight.errors import StoreError, ValidationError
 
-_log = logging.getLogger(__name__)
 LOOPBACK_NAMES: Final = frozenset({"localhost", "ip6-localhost"})
 # /ready lists one page and the sessions of an owner no one has: cheap queries that touch
 # the store and working memory.
@@ -80,7 +78,7 @@ def create_app(
         async with contextlib.AsyncExitStack() as stack:
             if mcp_lifespan is not None:
                 await stack.enter_async_context(mcp_lifespan())
-            purging = asyncio.create_task(_purge_expired_turns(hs))
+            purging = asyncio.create_task(jobs.schedule(hs))
             try:
                 yield
             finally:
@@ -106,20 +104,6 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_bytes=hs.settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     return app
-
-
-async def _purge_expired_turns(hs: Hindsight) -> None:
-    """Reclaim the space of working-memory turns past their TTL, now and then.
-
-    Expired turns are hidden from every read already; this only deletes them.
-    """
-    settings = hs.settings
-    while True:
-        await asyncio.sleep(settings.wm_purge_interval_seconds)
-        try:
-            await serving.call(settings.request_timeout_seconds, hs.purge_expired)
-        except HindsightError as exc:  # a busy store: try again next time
-            _log.warning("purging expired working memory failed: %s", exc)
 
 
 # -- probes: open to every caller; they reveal no owner's data ---------------------------------

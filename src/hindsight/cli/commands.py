@@ -419,7 +419,7 @@ def reembed(app: App, as_json: bool) -> None:
     Needed after the embedding model changes: a store refuses to open with a model other
     than the one that made its vectors. Resumes if interrupted.
     """
-    from hindsight.reembed import reembed as run
+    from hindsight.jobs import reembed as run
 
     settings = app.settings()
     count = run(settings, progress=lambda done: app.note(f"re-embedded {done}"))

@@ -1,0 +1,123 @@
+"""Background work: what a person runs with ``hindsight jobs run NAME`` and what a
+server's scheduler runs every so often, one function each.
+
+A :class:`Job` works over every owner, so it runs as a caller that writes every
+owner (the engine's own, trusted one). Jobs that need a store of their own, closed
+to everything else while they run (``reembed``), are plain functions here and are
+never scheduled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from hindsight import serving
+from hindsight.config import Settings
+from hindsight.embed import Embeddings
+from hindsight.embed import registry as embedders
+from hindsight.errors import HindsightError, ValidationError
+from hindsight.store import open_store
+from hindsight.write import embedding_text
+
+if TYPE_CHECKING:
+    from hindsight.engine import Hindsight
+
+_log = logging.getLogger("hindsight.jobs")
+REEMBED_BATCH: Final = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A unit of background work over the whole store; ``run`` returns how many items it
+    handled, ``every`` how many seconds a server waits between runs (None: on demand)."""
+
+    name: str
+    summary: str
+    run: Callable[[Hindsight], int]
+    every: Callable[[Settings], float] | None = None
+
+
+def purge_expired(hs: Hindsight) -> int:
+    """Delete working-memory turns past their TTL (every read hides them already)."""
+    return hs.purge_expired()
+
+
+JOBS: Final = {
+    job.name: job
+    for job in (
+        Job(
+            "purge-expired",
+            "delete working-memory turns past their TTL",
+            purge_expired,
+            every=lambda settings: settings.wm_purge_interval_seconds,
+        ),
+    )
+}
+
+
+def job(name: str) -> Job:
+    try:
+        return JOBS[name]
+    except KeyError:
+        raise ValidationError(f"unknown job {name!r}; known: {', '.join(JOBS)}") from None
+
+
+async def schedule(hs: Hindsight) -> None:
+    """Run each scheduled job every ``every`` seconds until cancelled (a server's lifespan).
+
+    A failing run is logged and tried again next time: a busy store is not fatal.
+    """
+
+    async def repeat(job: Job, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await serving.call(hs.settings.request_timeout_seconds, job.run, hs)
+            except HindsightError as exc:
+                _log.warning("job %s failed: %s", job.name, exc)
+
+    async with asyncio.TaskGroup() as group:
+        for each in JOBS.values():
+            if each.every is not None:
+                group.create_task(repeat(each, each.every(hs.settings)))
+
+
+def reembed(
+    settings: Settings | None = None,
+    *,
+    embedder: Embeddings | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Remake the vectors of every memory that another embedding model made; returns how
+    many.
+
+    A store records the model that made its vectors and refuses any other, since vectors
+    of two models do not compare. After a change of model, this moves the store over in
+    place: it adopts the new model at once, then re-embeds the memories whose vectors the
+    old one made (and derives their keyword-index text anew), a batch per transaction.
+    Until it has finished, the store refuses to open for anything else, and running it
+    again resumes where it stopped. ``progress`` is called with the count done after each
+    batch. A store already of the configured model is left as it is (returns 0).
+    """
+    settings = settings or Settings()
+    embedder = embedder or embedders.create(settings.embedding_provider)
+    store = open_store(settings)
+    done = 0
+    try:
+        store.bind_embedding(embedder.model_id, embedder.dimension, rebind=True)
+        while batch := store.stale_vectors(REEMBED_BATCH):
+            for memory in batch:
+                memory.embedding_model = embedder.model_id
+            vectors = embedder.encode_documents([embedding_text(m) for m in batch])
+            store.replace_vectors(list(zip(batch, vectors, strict=True)))
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        store.finish_rebind()
+    finally:
+        store.close()
+    return done
