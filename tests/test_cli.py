@@ -23,7 +23,7 @@ from hindsight import Hindsight, Settings, Status
 from hindsight.cli import base as cli_base
 from hindsight.cli import cli
 from hindsight.cli import commands as cli_commands
-from hindsight.store import Filter, open_store
+from hindsight.store import Filter, open_store, open_working
 from hindsight.transfer import memory_to_dict
 
 OWNER = "user:alice"
@@ -65,6 +65,7 @@ def snapshot(home: Path) -> tuple[Any, ...]:
     """Everything a failed command must leave untouched, read from the store itself."""
     settings = Settings(home=home, sqlite_synchronous="OFF")
     store = open_store(settings)
+    working = open_working(settings, store)
     try:
         stats = asdict(store.stats())
         stats.pop("size_bytes")
@@ -74,11 +75,12 @@ def snapshot(home: Path) -> tuple[Any, ...]:
         )
         now = datetime.now(UTC)
         windows = {
-            sid: [asdict(t) for t in store.wm_window(OWNER, sid, now)]
-            for sid, _, _ in store.wm_sessions(OWNER, now)
+            sid: [asdict(t) for t in working.wm_window(OWNER, sid, now)]
+            for sid, _, _ in working.wm_sessions(OWNER, now)
         }
         return stats, memories, windows
     finally:
+        working.close()
         store.close()
 
 

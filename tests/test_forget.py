@@ -141,3 +141,13 @@ def test_forgetting_an_owner_removes_its_index_files(tmp_path, embedder: Embeddi
         hs.forget(owner="user:alice")
         assert list(settings.index_dir.iterdir()) == []
         assert hs.recall("user:alice", "trees") == []
+
+
+def test_owners_are_those_with_memories_sorted(hs: Hindsight) -> None:
+    assert hs.store.owners() == []
+    for owner in ("user:carol", "user:alice", "user:bob"):
+        hs.retain(owner, "I love tea.")
+    hs.observe("user:dave", "s1", "hello there")  # working memory only
+    assert hs.store.owners() == ["user:alice", "user:bob", "user:carol"]
+    hs.forget(owner="user:bob")
+    assert hs.store.owners() == ["user:alice", "user:carol"]

@@ -194,7 +194,7 @@ def test_pruned_logs_stay_bounded_and_a_reader_left_behind_rebuilds(
         ]
         writer.store.prune_logs()
         for log in ("keyword_log", "vector_log"):
-            assert writer.store._read(f"SELECT count(*) FROM {log}")[0][0] <= 20
+            assert writer.store.db.read(f"SELECT count(*) FROM {log}")[0][0] <= 20
         # the reader's indexes stand at a seq the logs no longer reach: they rebuild
         hits = keyword(reader, "user:p", "parcel depot")
         assert len(hits) == 10 and set(hits) <= set(ids)

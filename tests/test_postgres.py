@@ -22,8 +22,9 @@ from hindsight import Hindsight, Settings, StoreError
 from hindsight.api import create_app
 from hindsight.embed import Embeddings
 from hindsight.models import Kind
-from hindsight.store import Filter, postgres
-from hindsight.store.postgres import PostgresStore
+from hindsight.store import Filter, open_store, postgres
+from hindsight.store.sql import SQLStore
+from hindsight.store.vectors.pgvector import PgVectors
 
 
 @pytest.fixture
@@ -61,10 +62,11 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((n, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store = PostgresStore(pg.database_url or "", hnsw_threshold=50_000)
+    store = open_store(pg.model_copy(update={"hnsw_threshold": 50_000}))
+    assert isinstance(store, SQLStore) and isinstance(store.vectors, PgVectors)
     try:
         store.bind_embedding("random", 16)
-        raw = store._conn.raw
+        raw = store.db.live().raw  # type: ignore[attr-defined]
         with raw.transaction():  # one owner; one memory in 200 a preference
             raw.execute(
                 "INSERT INTO memories (id, owner, kind, content, confidence, source, "
@@ -83,7 +85,8 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
         query = vectors[199]  # m200, a preference
         scores = vectors @ query
         rare = Filter(owners=["user:alice"], kinds=[Kind.PREFERENCE])
-        assert not store.searched_exactly(rare)  # an owner the keyword index does not hold
+        # an owner the keyword index does not hold
+        assert not store.vectors.searched_exactly(rare, store)
         assert "vectors_hnsw_16" in _plan(store, rare, query, exact=False)  # the planner
         found = store.vector_search(rare, query, 10)  # takes the index; the filter thins it
         preferences = [i for i in range(n) if (i + 1) % 200 == 0]
@@ -99,7 +102,7 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
         with raw.transaction():
             raw.execute("INSERT INTO keyword_docs SELECT rowid, owner, content, '' FROM memories")
         assert store.keyword_search(rare, "x200", 1)  # the index holds alice: 20,000
-        assert store.searched_exactly(rare)  # under this store's threshold, 50,000
+        assert store.vectors.searched_exactly(rare, store)  # under this store's threshold, 50,000
         assert "vectors_hnsw_16" not in _plan(store, rare, query, exact=True)
         assert [mid for mid, _ in store.vector_search(rare, query, 10)] == [
             f"m{i + 1}" for i in sorted(preferences, key=lambda i: -scores[i])[:10]
@@ -108,10 +111,11 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
         store.close()
 
 
-def _plan(store: PostgresStore, flt: Filter, query: np.ndarray, *, exact: bool) -> str:
+def _plan(store: SQLStore, flt: Filter, query: np.ndarray, *, exact: bool) -> str:
     """The plan of the query vector_search runs, exact or not."""
-    sql, args = store.vector_query(flt, query, 10, exact=exact)
-    return " ".join(r[0] for r in store._read(f"EXPLAIN {sql}", args))
+    assert isinstance(store.vectors, PgVectors)
+    sql, args = store.vectors.query(flt, query, 10, exact=exact)
+    return " ".join(r[0] for r in store.db.read(f"EXPLAIN {sql}", args))
 
 
 def test_reembedding_to_another_dimension_moves_the_hnsw_index(
@@ -211,7 +215,7 @@ def test_writers_overlap_but_append_to_the_log_in_commit_order(
 def test_a_broken_connection_is_made_anew(hs_pg: Hindsight, pg: Settings) -> None:
     """A database restart or failover fails the call that meets it, not every one after."""
     hs_pg.retain("user:alice", "I keep bees.")
-    pid = hs_pg.store._conn.raw.info.backend_pid  # type: ignore[attr-defined]
+    pid = hs_pg.store.db.live().raw.info.backend_pid  # type: ignore[attr-defined]
     with psycopg.connect(pg.database_url or "", autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(StoreError, match=r"terminat|closed|lost"):
@@ -313,7 +317,7 @@ def test_an_owner_new_to_the_statistics_is_searched_by_key(hs_pg: Hindsight, pg:
     bob = Filter(owners=["user:bob"])
     query = hs_pg.embedder.encode_query("note 7")
     store = hs_pg.store
-    assert isinstance(store, PostgresStore)
+    assert isinstance(store, SQLStore)
     for exact in (True, False):
         plan = _plan(store, bob, query, exact=exact)
         assert "Join Filter" not in plan, plan

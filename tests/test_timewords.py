@@ -95,7 +95,7 @@ def test_a_turn_is_dated_in_the_users_time_zone(settings: Settings, embedder: Em
     with Hindsight(west, embedder=embedder) as hs:
         kept = hs.retain(owner, "I attended a cooking class yesterday.", observed_at=evening)
         assert hs.get(kept.created[0]).content == "User attended a cooking class on 3 December 2023"
-        (text,) = hs.store._read(  # what the keyword index reads of the turn
+        (text,) = hs.store.db.read(  # what the keyword index reads of the turn
             "SELECT d.text FROM keyword_docs d JOIN memories m ON m.rowid = d.key WHERE m.id = ?",
             [kept.episodes[0]],
         )[0]

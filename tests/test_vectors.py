@@ -12,7 +12,7 @@ import numpy.typing as npt
 import pytest
 
 from hindsight.errors import EmbeddingMismatchError, ValidationError
-from hindsight.store.vectors import Change, VectorIndex
+from hindsight.store.vectors.index import Change, VectorIndex
 
 DIM = 64
 Vectors = npt.NDArray[np.float32]

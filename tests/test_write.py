@@ -153,7 +153,8 @@ def test_bad_input_is_refused_and_changes_nothing(
 def test_a_failing_write_leaves_the_store_as_it_was(hs: Hindsight) -> None:
     hs.retain("user:alice", "I love jazz.")
     before = replace(hs.stats(), size_bytes=0)  # PostgreSQL keeps the rolled-back rows' pages
-    original = hs.store._put_vector  # type: ignore[attr-defined]
+    vectors = hs.store.vectors  # type: ignore[attr-defined]
+    original = vectors.put
     calls = 0
 
     def fail_on_second(*args: object) -> None:
@@ -163,10 +164,10 @@ def test_a_failing_write_leaves_the_store_as_it_was(hs: Hindsight) -> None:
             raise RuntimeError("disk full")
         original(*args)
 
-    hs.store._put_vector = fail_on_second  # type: ignore[attr-defined]
+    vectors.put = fail_on_second
     with pytest.raises(RuntimeError):
         hs.retain("user:alice", "I live in Rome. I hate olives.")
-    hs.store._put_vector = original  # type: ignore[attr-defined]
+    del vectors.put  # the backend's own again
     assert replace(hs.stats(), size_bytes=0) == before
     assert [r.memory.content for r in hs.recall("user:alice", "Rome olives")] != []
     assert all("Rome" not in m.content for m in hs.list_memories("user:alice", limit=100))

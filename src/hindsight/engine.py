@@ -118,8 +118,7 @@ class Hindsight:
             return
         try:
             self._search.flush_access(force=True)
-            if self.working is not self.store:
-                self.working.close()
+            self.working.close()
         finally:
             self.store.close()
 
@@ -285,8 +284,7 @@ class Hindsight:
         else:
             owner = self._readable(owner)
         stats = self.store.stats(owner)
-        if self.working is not self.store:
-            stats.working_turns = self.working.wm_count(owner)
+        stats.working_turns = self.working.wm_count(owner)
         return stats
 
     # -- update and forget -----------------------------------------------------------

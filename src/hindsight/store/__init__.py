@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hindsight.errors import StoreError
 from hindsight.store.base import (
     Filter,
     Store,
@@ -16,49 +17,60 @@ from hindsight.validate import time_zone
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
+    from hindsight.store.db import Database
 
 
 def open_store(settings: Settings) -> Store:
     """The store the settings describe: PostgreSQL when ``database_url`` is set, else
-    the embedded SQLite file under ``settings.home``."""
-    text = TextIndexing(
-        context_turns=settings.context_turns,
-        context_chars=settings.context_chars,
-        context_weight=settings.context_weight,
-        zone=time_zone(settings.timezone),
-    )
-    if settings.database_url is not None:
-        from hindsight.store.postgres import PostgresStore
+    the embedded SQLite file under ``settings.home``; its vectors with the backend that
+    fits the database (pgvector, or the local index)."""
+    from hindsight.store.sql import SQLStore
+    from hindsight.store.vectors import vector_backends
 
-        return PostgresStore(
-            settings.database_url,
-            index_dir=settings.index_dir,
-            text=text,
-            log_keep=settings.log_keep,
-            keyword_cache_docs=settings.keyword_cache_docs,
-            hnsw_threshold=settings.hnsw_threshold,
-        )
-    from hindsight.store.sqlite import SQLiteStore
-
-    return SQLiteStore(
-        settings.database_path,
+    db = _open_database(settings)
+    try:
+        vectors = vector_backends.create(db.vector_backend)(db, settings)
+    except BaseException:
+        db.close()
+        raise
+    return SQLStore(
+        db,
+        vectors,
         index_dir=settings.index_dir,
-        hnsw_threshold=settings.hnsw_threshold,
-        synchronous=settings.sqlite_synchronous,
+        text=TextIndexing(
+            context_turns=settings.context_turns,
+            context_chars=settings.context_chars,
+            context_weight=settings.context_weight,
+            zone=time_zone(settings.timezone),
+        ),
         log_keep=settings.log_keep,
-        text=text,
         keyword_cache_docs=settings.keyword_cache_docs,
-        vector_cache_vectors=settings.vector_cache_vectors,
     )
+
+
+def _open_database(settings: Settings) -> Database:
+    if settings.database_url is not None:
+        from hindsight.store.postgres import PostgresDatabase
+
+        return PostgresDatabase(settings.database_url)
+    from hindsight.store.sqlite import SQLiteDatabase
+
+    return SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
 
 
 def open_working(settings: Settings, store: Store) -> WorkingMemory:
-    """Where working memory lives: Redis when ``redis_url`` is set, else in ``store``."""
-    if settings.redis_url is None:
-        return store
-    from hindsight.store.redis_working import RedisWorkingMemory
+    """Where working memory lives: Redis when ``redis_url`` is set, else in the store's
+    database."""
+    if settings.redis_url is not None:
+        from hindsight.store.redis_working import RedisWorkingMemory
 
-    return RedisWorkingMemory(settings.redis_url)
+        return RedisWorkingMemory(settings.redis_url)
+    from hindsight.store.sql import SQLStore
+    from hindsight.store.working import SQLWorkingMemory
+
+    if not isinstance(store, SQLStore):
+        raise StoreError("this store keeps no working memory: set HINDSIGHT_REDIS_URL")
+    return SQLWorkingMemory(store.db)
 
 
 __all__ = [

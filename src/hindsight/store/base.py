@@ -1,8 +1,10 @@
 """The storage seam: everything the engine asks of a backend.
 
-SQLite (:mod:`hindsight.store.sqlite`) and PostgreSQL (:mod:`hindsight.store.postgres`)
-implement :class:`Store`, on the SQL they share (:mod:`hindsight.store.sql`); working
-memory may live apart from the store, in Redis (:mod:`hindsight.store.redis_working`).
+:class:`Store` is implemented once over SQL (:mod:`hindsight.store.sql`), on SQLite
+(:mod:`hindsight.store.sqlite`) or PostgreSQL (:mod:`hindsight.store.postgres`), with
+vectors behind their own seam (:mod:`hindsight.store.vectors`). :class:`WorkingMemory`
+lives in the store's database (:mod:`hindsight.store.working`) or in Redis
+(:mod:`hindsight.store.redis_working`).
 No SQL or driver import may appear outside this package (a test enforces it).
 """
 
@@ -104,10 +106,13 @@ class WorkingMemory(abc.ABC):
     def close(self) -> None: ...
 
 
-class Store(WorkingMemory):
-    """A long-term memory backend that keeps working memory too."""
+class Store(abc.ABC):
+    """A long-term memory backend."""
 
     # -- lifecycle ---------------------------------------------------------
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
     @abc.abstractmethod
     def bind_embedding(self, model_id: str, dimension: int, *, rebind: bool = False) -> None:
         """Record the store's embedding model; refuse a different one.
@@ -217,4 +222,9 @@ class Store(WorkingMemory):
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]: ...
 
     @abc.abstractmethod
-    def stats(self, owner: str | None = None) -> StoreStats: ...
+    def owners(self) -> list[str]:
+        """Every owner that has memories, sorted."""
+
+    @abc.abstractmethod
+    def stats(self, owner: str | None = None) -> StoreStats:
+        """Counts of long-term memory; ``working_turns`` is 0 (working memory is apart)."""

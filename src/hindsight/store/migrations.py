@@ -1,31 +1,44 @@
-"""Numbered, append-only schema migrations for the SQLite store.
+"""Numbered, append-only schema migrations, and the one runner both databases use.
 
 Never edit a released migration: add the next number. Applied versions are
-recorded in ``schema_migrations``.
+recorded in ``schema_migrations`` (version, applied_at); :data:`SQLITE` and
+:data:`POSTGRES` are each database's list, numbered on their own (SQLite's 1-3 came
+one at a time; PostgreSQL's 1 holds the schema SQLite had reached by then).
 
 On-disk formats:
-- times are REAL seconds since the Unix epoch, UTC;
-- ``vectors.vec`` is the vector as little-endian float32 bytes (``dim * 4``),
-  unit length, made by ``vectors.model``;
-- ``vector_log`` orders every vector change (op 1 = put, 0 = remove) so that an
-  ANN index file can tell how far behind the rows it is;
+- times are seconds since the Unix epoch, UTC (SQLite REAL, PostgreSQL double
+  precision), so both stores share their SQL;
+- ``vectors.vec`` is the vector, unit length, made by ``vectors.model``: on SQLite
+  little-endian float32 bytes (``dim * 4``), on PostgreSQL a pgvector ``vector`` of
+  ``dim`` values;
+- ``vector_log`` (SQLite only) orders every vector change (op 1 = put, 0 = remove) so
+  that the in-process vector index (``vectors/index.py``) can tell how far behind the
+  rows it is; PostgreSQL searches its vectors in the database and keeps no such log;
 - ``keyword_docs.key`` and ``vectors.key`` equal ``memories.rowid``;
   ``keyword_docs.text`` holds the memory's own words (content, hints, speaker,
   date), ``context`` the words of neighbouring turns, weighed less by BM25;
 - ``keyword_log`` lists every key whose ``keyword_docs`` row changed, in order, so
-  the in-memory keyword index (``keyword.py``) can catch up (migration 2; before
-  it, FTS5's ``memories_fts`` held the same columns);
-- both logs keep their last ``log_keep`` entries; ``meta`` keys ``vector_log_pruned``
+  the in-memory keyword index (``keyword.py``) can catch up (SQLite migration 2;
+  before it, FTS5's ``memories_fts`` held the same columns);
+- the logs keep their last ``log_keep`` entries; ``meta`` keys ``vector_log_pruned``
   and ``keyword_log_pruned`` hold the newest seq dropped from each, so an index behind
   it knows to rebuild.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
-MIGRATIONS: list[tuple[int, str]] = [
+if TYPE_CHECKING:
+    from hindsight.store.db import Connection
+
+Migration = tuple[int, str]
+"""A version number and its SQL: statements separated by semicolons."""
+
+SQLITE: list[Migration] = [
     (
         1,
         """
@@ -149,36 +162,138 @@ MIGRATIONS: list[tuple[int, str]] = [
 ]
 
 
-def migrate(conn: sqlite3.Connection) -> list[int]:
-    """Apply every migration not yet applied, each in its own transaction."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations "
-        "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
+# PostgreSQL's first holds the schema the embedded store's 1-3 had reached.
+POSTGRES: list[Migration] = [
+    (
+        1,
+        """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            owner TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            query_hints TEXT NOT NULL DEFAULT '[]',
+            confidence DOUBLE PRECISION NOT NULL,
+            source TEXT NOT NULL,
+            session_id TEXT,
+            speaker TEXT,
+            observed_at DOUBLE PRECISION NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            valid_from DOUBLE PRECISION,
+            valid_to DOUBLE PRECISION,
+            superseded_by TEXT,
+            last_accessed_at DOUBLE PRECISION,
+            access_count BIGINT NOT NULL DEFAULT 0,
+            status TEXT NOT NULL,
+            embedding_model TEXT,
+            attribute TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX memories_owner_time ON memories (owner, status, observed_at);
+        CREATE INDEX memories_owner_session ON memories (owner, session_id, rowid);
+        CREATE INDEX memories_attribute ON memories (owner, kind, attribute)
+            WHERE attribute IS NOT NULL;
+        CREATE INDEX memories_content ON memories USING hash (content);  -- any length
+        CREATE INDEX memories_superseded ON memories (superseded_by)
+            WHERE superseded_by IS NOT NULL;
+        CREATE TABLE derivations (
+            child TEXT NOT NULL,
+            parent TEXT NOT NULL,
+            PRIMARY KEY (child, parent)
+        );
+        CREATE INDEX derivations_parent ON derivations (parent);
+        CREATE TABLE vectors (
+            key BIGINT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vec vector NOT NULL
+        );
+        CREATE INDEX vectors_owner ON vectors (owner);
+        CREATE TABLE keyword_docs (
+            key BIGINT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            text TEXT NOT NULL,
+            context TEXT NOT NULL
+        );
+        CREATE INDEX keyword_docs_owner ON keyword_docs (owner);
+        CREATE TABLE keyword_log (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            owner TEXT NOT NULL,
+            key BIGINT NOT NULL
+        );
+        CREATE INDEX keyword_log_owner ON keyword_log (owner, seq);
+        CREATE TABLE receipts (
+            id TEXT PRIMARY KEY,
+            at DOUBLE PRECISION NOT NULL,
+            owner TEXT,
+            criteria TEXT NOT NULL,
+            deleted_ids TEXT NOT NULL,
+            derived_ids TEXT NOT NULL
+        );
+        CREATE TABLE working_memory (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            owner TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            speaker TEXT,
+            tool_name TEXT,
+            tokens INTEGER NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX working_memory_session ON working_memory (owner, session_id, seq);
+        CREATE INDEX working_memory_expiry ON working_memory (expires_at)
+        """,
+    ),
+]
+
+
+def migrate(
+    locked: Callable[[], AbstractContextManager[Connection]],
+    migrations: Sequence[Migration],
+    *,
+    real: str = "REAL",
+) -> list[int]:
+    """Apply the migrations not yet recorded, each in a transaction of its own; returns
+    the versions applied.
+
+    ``locked()`` opens a transaction that no other process migrating the same database
+    can enter at the same time (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: an advisory
+    lock): each version is checked again inside it, so two processes starting together
+    apply it once. ``real`` is the database's name for a double-precision column.
+    """
+    with locked() as conn:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            f"(version INTEGER PRIMARY KEY, applied_at {real} NOT NULL)"
+        )
+        done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
     applied = []
-    for version, sql in MIGRATIONS:
-        conn.execute("BEGIN IMMEDIATE")  # another process may be migrating too
-        try:
-            done = conn.execute(
+    for version, sql in migrations:
+        if version in done:
+            continue
+        with locked() as conn:
+            if conn.execute(
                 "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
-            ).fetchone()
-            if done:
-                conn.execute("COMMIT")
-                continue
-            # executescript would commit implicitly; run statement by statement.
+            ).fetchone():
+                continue  # another process applied it meanwhile
             for statement in _statements(sql):
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                 (version, time.time()),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         applied.append(version)
     return applied
 
 
 def _statements(sql: str) -> list[str]:
+    # one at a time: SQLite's executescript would commit on its own
     return [part.strip() for part in sql.split(";") if part.strip()]

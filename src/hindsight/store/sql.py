@@ -1,51 +1,39 @@
 """What the SQL backends share: the schema's use, the write path, filters and logs.
 
-SQLite (:mod:`hindsight.store.sqlite`) and PostgreSQL (:mod:`hindsight.store.postgres`)
-hold the same tables and differ in how they connect, lock, keep vectors and
-search them. The database is the source of truth; the keyword index
-(:mod:`hindsight.store.keyword`) is a cache in each process that catches up from
-``keyword_log`` whenever it is behind, so a killed writer or another process (an
-API server beside this one) never leaves rows and index disagreeing.
+:class:`SQLStore` is the store over either database (:mod:`hindsight.store.db`: SQLite
+or PostgreSQL, which hold the same tables and differ in how they connect and lock),
+with its vectors kept and searched by a vector backend (:mod:`hindsight.store.vectors`).
+The database is the source of truth; the keyword index (:mod:`hindsight.store.keyword`)
+is a cache in each process that catches up from ``keyword_log`` whenever it is behind,
+so a killed writer or another process (an API server beside this one) never leaves
+rows and index disagreeing.
 
 SQL here is written once, with ``?`` placeholders and syntax both databases take.
 """
 
 from __future__ import annotations
 
-import abc
 import bisect
 import json
-import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.models import Kind, Memory, Provenance, Source, Status
-from hindsight.store.base import Filter, Store, StoreStats, TextIndexing, WorkingTurn
+from hindsight.store import files
+from hindsight.store.base import Filter, Store, StoreStats, TextIndexing
+from hindsight.store.db import Connection, Database, marks
 from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.timewords import date_words, referred_dates
 
-
-class Cursor(Protocol):
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-    def fetchall(self) -> list[Any]: ...
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Connection(Protocol):
-    """What the shared code asks of a database connection inside a transaction."""
-
-    def execute(self, sql: str, params: Any = ..., /) -> Cursor: ...
-    def executemany(self, sql: str, params: Any, /) -> Any: ...
+if TYPE_CHECKING:
+    from hindsight.store.vectors import Hits, VectorBackend
 
 
 _PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
@@ -96,21 +84,24 @@ def _neighbours(
 
 
 class SQLStore(Store):
-    """The shared part of the SQL backends. Thread-safe: one connection, one lock."""
-
-    _LOGS: tuple[str, ...] = ("keyword_log",)  # change logs pruned to ``log_keep``
-    _BY_KEY = ""  # how a query says "look rows up by key, do not scan an owner's"
+    """A store over one SQL database and a vector backend. Thread-safe: the database's
+    connection is used under its lock."""
 
     def __init__(
         self,
+        db: Database,
+        vectors: VectorBackend,
         *,
-        index_dir: Path | None,
-        text: TextIndexing | None,
-        log_keep: int,
-        keyword_cache_docs: int | None,
+        index_dir: Path | None = None,
+        text: TextIndexing | None = None,
+        log_keep: int = 1_000_000,
+        keyword_cache_docs: int | None = None,
     ) -> None:
-        self._lock = threading.RLock()
-        self._index_dir = index_dir
+        self.db = db
+        self.vectors = vectors
+        self._closed = False
+        if index_dir is not None and index_dir.is_dir():
+            files.remove_leftovers(index_dir)  # of writers that died mid-write
         self._text = text or TextIndexing()
         self._keywords = KeywordIndex(
             self,
@@ -120,100 +111,24 @@ class SQLStore(Store):
         )
         self._log_keep = log_keep
         self._writes = 0
+        self._added_in_hold: int | None = None  # memories added in exclusive(), if it wrote
         self._dimension: int | None = None
         self._model: str | None = None
-        self._held: Connection | None = None  # the transaction of exclusive(), if open
-        self._added_in_hold: int | None = None  # writes in it, counted when it commits
 
-    # -- what each database does its own way ----------------------------------
-    @abc.abstractmethod
-    def _transaction(self) -> AbstractContextManager[Connection]:
-        """One write transaction, all or nothing (see `_log_order` for what it orders);
-        under ``_lock``."""
-
-    @abc.abstractmethod
-    def _hold(self, conn: Connection, owners: Sequence[str]) -> None:
-        """In a write transaction: keep other processes' writers of these owners waiting
-        until it ends (SQLite: already so, one writer at a time)."""
-
-    @abc.abstractmethod
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
-
-    def _among(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
-        """SQL saying "is one of these values", and its parameters (SQLite: ``IN (?, ...)``;
-        PostgreSQL overrides it with one array, so the statement's text stays the same)."""
-        return f"IN ({_marks(values)})", list(values)
-
-    def _log_order(self, conn: Connection) -> None:
-        """Called in a write transaction before it appends to ``keyword_log``: from here
-        to its commit no other writer may append, so entries commit in seq order and a
-        cache that has read up to a seq has missed nothing before it. (SQLite: already
-        so, one writer at a time.)"""
-
-    @abc.abstractmethod
-    def _snapshot(self) -> AbstractContextManager[None]:
-        """Reads inside it see one state of the database (a log head and its rows)."""
-
-    @abc.abstractmethod
-    def _bound(self, model_id: str, dimension: int) -> None:
-        """The store now holds vectors of this model and dimension."""
-
-    @abc.abstractmethod
-    def _put_vector(
-        self, conn: Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
-    ) -> None: ...
-
-    @abc.abstractmethod
-    def _drop_vector(self, conn: Connection, key: int, owner: str) -> None: ...
-
-    @abc.abstractmethod
-    def _forgot(self, owners: set[str]) -> None:
-        """Memories of these owners were deleted: drop what caches hold of them."""
-
-    @abc.abstractmethod
-    def _log_head(self, log: str) -> int:
-        """The newest committed seq of a change log (0 if none)."""
-
-    @abc.abstractmethod
-    def _size_bytes(self) -> int: ...
-
-    @contextmanager
-    def _tx(self) -> Iterator[Connection]:
-        """A write transaction, or the one this thread holds open in :meth:`exclusive`."""
-        with self._lock:
-            if self._held is not None:
-                yield self._held
-                return
-            with self._transaction() as conn:
-                yield conn
-
-    @contextmanager
-    def exclusive(self, owners: Collection[str]) -> Iterator[None]:
-        with self._lock:
-            if self._held is not None:
-                raise StoreError("exclusive() does not nest")
-            with self._transaction() as conn:
-                self._hold(conn, sorted(owners))
-                self._held = conn
-                try:
-                    yield
-                finally:
-                    self._held = None
-                    added, self._added_in_hold = self._added_in_hold, None
-            if added is not None:  # committed
-                self._after_write(added)
-
-    def _check_vector(self, vector: npt.NDArray[np.float32]) -> None:
-        if self._dimension is None:
-            raise StoreError("bind_embedding() must be called before writing vectors")
-        if vector.shape != (self._dimension,):
-            raise EmbeddingMismatchError(
-                f"vector of shape {vector.shape} does not fit this {self._dimension}-d store"
-            )
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        # Saving keyword indexes catches them up from the store first: not under the
+        # database's lock, which a search holding an index's lock may be waiting for.
+        self._keywords.close()
+        with self.db.lock:
+            self.vectors.close()
+            self.db.close()
 
     # -- lifecycle -------------------------------------------------------------
     def bind_embedding(self, model_id: str, dimension: int, *, rebind: bool = False) -> None:
-        with self._tx() as conn:
+        with self.db.tx() as conn:
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             bound = (rows.get("embedding_model"), rows.get("dimension"))
             if bound == (None, None) or (rebind and bound != (model_id, str(dimension))):
@@ -237,11 +152,11 @@ class SQLStore(Store):
                 )
         self._dimension = dimension
         self._model = model_id
-        self._bound(model_id, dimension)
+        self.vectors.bind(model_id, dimension)
 
     def stale_vectors(self, limit: int) -> list[Memory]:
         return self._memories(
-            self._read(
+            self.db.read(
                 f"SELECT {_M_COLUMNS} FROM memories m JOIN vectors v ON v.key = m.rowid "
                 "WHERE v.model != ? OR v.dim != ? ORDER BY m.rowid LIMIT ?",
                 (self._model, self._dimension, limit),
@@ -250,7 +165,7 @@ class SQLStore(Store):
 
     def replace_vectors(self, pairs: Sequence[tuple[Memory, npt.NDArray[np.float32]]]) -> None:
         keys: set[int] = set()
-        with self._tx() as conn:
+        with self.db.tx() as conn:
             for memory, vector in pairs:
                 row = conn.execute(
                     "UPDATE memories SET embedding_model = ? WHERE id = ? RETURNING rowid",
@@ -265,8 +180,10 @@ class SQLStore(Store):
     def finish_rebind(self) -> None:
         if self.stale_vectors(1):
             raise StoreError("vectors of another model remain; re-embed them first")
-        with self._tx() as conn:
+        with self.db.tx() as conn:
             conn.execute("DELETE FROM meta WHERE key = 'rebinding'")
+        if self._model is not None and self._dimension is not None:
+            self.vectors.bind(self._model, self._dimension)  # its index, on every vector
 
     # -- long-term memory ------------------------------------------------------
     def write(
@@ -276,7 +193,7 @@ class SQLStore(Store):
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
     ) -> None:
         touched: set[int] = set()  # rows whose keyword-index text must be (re)built
-        with self._tx() as conn:
+        with self.db.tx() as conn:
             for memory, vector in insert:
                 key = conn.execute(
                     f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 21)}) "
@@ -312,7 +229,7 @@ class SQLStore(Store):
         if not self._text.context_turns:
             return found
         for chunk in _chunks(sorted(keys)):
-            among, values = self._among(chunk)
+            among, values = self.db.among(chunk)
             for owner, session in conn.execute(
                 "SELECT DISTINCT owner, session_id FROM memories WHERE kind = 'episode' "
                 f"AND session_id IS NOT NULL AND rowid {among}",
@@ -343,7 +260,7 @@ class SQLStore(Store):
         """
         rows: dict[int, tuple[Any, ...]] = {}
         for chunk in _chunks(sorted(keys)):
-            among, values = self._among(chunk)
+            among, values = self.db.among(chunk)
             for row in conn.execute(
                 "SELECT rowid, owner, kind, content, query_hints, speaker, observed_at, "
                 f"session_id FROM memories WHERE rowid {among}",
@@ -382,7 +299,7 @@ class SQLStore(Store):
                 docs,
             )
         if log:
-            self._log_order(conn)
+            self.db.log_order(conn)
             conn.executemany("INSERT INTO keyword_log (owner, key) VALUES (?, ?)", log)
 
     @staticmethod
@@ -418,14 +335,19 @@ class SQLStore(Store):
             json.dumps(m.metadata, ensure_ascii=False),
         )
 
+    def _put_vector(
+        self, conn: Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
+    ) -> None:
+        self.vectors.put(conn, key, memory.owner, memory.embedding_model or "", vector)
+
     def _memories(self, rows: list[tuple[Any, ...]]) -> list[Memory]:
         if not rows:
             return []
         ids = [r[0] for r in rows]
         parents: dict[str, list[str]] = {}
         for chunk in _chunks(ids):
-            among, values = self._among(chunk)
-            for child, parent in self._read(
+            among, values = self.db.among(chunk)
+            for child, parent in self.db.read(
                 f"SELECT child, parent FROM derivations WHERE child {among} ORDER BY child, parent",
                 values,
             ):
@@ -435,14 +357,14 @@ class SQLStore(Store):
     def get(self, ids: Sequence[str]) -> list[Memory]:
         found: dict[str, tuple[Any, ...]] = {}
         for chunk in _chunks(list(ids)):
-            among, values = self._among(chunk)
-            for row in self._read(f"SELECT {_COLUMNS} FROM memories WHERE id {among}", values):
+            among, values = self.db.among(chunk)
+            for row in self.db.read(f"SELECT {_COLUMNS} FROM memories WHERE id {among}", values):
                 found[row[0]] = row
         return self._memories([found[i] for i in dict.fromkeys(ids) if i in found])
 
     def list_memories(self, flt: Filter, *, limit: int, offset: int = 0) -> list[Memory]:
         where, params = filter_sql(flt)
-        rows = self._read(
+        rows = self.db.read(
             f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
             "ORDER BY observed_at DESC, rowid DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
@@ -451,13 +373,13 @@ class SQLStore(Store):
 
     def count(self, flt: Filter) -> int:
         where, params = filter_sql(flt)
-        return int(self._read(f"SELECT count(*) FROM memories m WHERE {where}", params)[0][0])
+        return int(self.db.read(f"SELECT count(*) FROM memories m WHERE {where}", params)[0][0])
 
     def iterate(self, flt: Filter) -> Iterator[Memory]:
         where, params = filter_sql(flt)
         last = -1
         while True:
-            rows = self._read(
+            rows = self.db.read(
                 f"SELECT rowid, {_COLUMNS} FROM memories m WHERE {where} AND rowid > ? "
                 "ORDER BY rowid LIMIT 500",
                 (*params, last),
@@ -468,7 +390,7 @@ class SQLStore(Store):
             yield from self._memories([r[1:] for r in rows])
 
     def find_attribute(self, owner: str, kind: Kind, attribute: str) -> list[Memory]:
-        rows = self._read(
+        rows = self.db.read(
             f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND attribute = ? "
             "AND status = 'active' AND valid_to IS NULL ORDER BY observed_at",
             (owner, kind.value, attribute),
@@ -476,7 +398,7 @@ class SQLStore(Store):
         return self._memories(rows)
 
     def find_exact(self, owner: str, kind: Kind, content: str) -> Memory | None:
-        rows = self._read(
+        rows = self.db.read(
             f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND content = ? "
             "AND status = 'active' AND valid_to IS NULL LIMIT 1",
             (owner, kind.value, content),
@@ -486,7 +408,7 @@ class SQLStore(Store):
 
     def find_episodes(self, owner: str, session_id: str | None, content: str) -> list[Memory]:
         session = "session_id IS NULL" if session_id is None else "session_id = ?"
-        rows = self._read(
+        rows = self.db.read(
             f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = 'episode' "
             f"AND {session} AND content = ? ORDER BY rowid",
             (owner, content) if session_id is None else (owner, session_id, content),
@@ -496,9 +418,9 @@ class SQLStore(Store):
     def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
         after: dict[str, int] = {}
         for chunk in _chunks(list(ids)):
-            among, values = self._among(chunk)
+            among, values = self.db.among(chunk)
             after.update(
-                self._read(
+                self.db.read(
                     "SELECT q.id, (SELECT n.rowid FROM memories n WHERE n.owner = q.owner "
                     "AND n.session_id = q.session_id AND n.kind = 'episode' "
                     "AND n.rowid > q.rowid ORDER BY n.rowid LIMIT 1) "
@@ -510,9 +432,9 @@ class SQLStore(Store):
         if not following:
             return {}
         where, params = filter_sql(flt, owner=None)  # turns after the owners' own
-        among, values = self._among(list(following))
-        rows = self._read(
-            f"SELECT {_COLUMNS}, rowid FROM memories AS m {self._BY_KEY} "
+        among, values = self.db.among(list(following))
+        rows = self.db.read(
+            f"SELECT {_COLUMNS}, rowid FROM memories AS m {self.db.by_key} "
             f"WHERE rowid {among} AND {where}",
             (*values, *params),
         )
@@ -520,6 +442,11 @@ class SQLStore(Store):
         return {following[r[-1]]: found[r[0]] for r in rows}
 
     # -- search ----------------------------------------------------------------
+    def vector_search(
+        self, flt: Filter, query: npt.NDArray[np.float32], k: int
+    ) -> list[tuple[str, float]]:
+        return self.vectors.search(flt, query, k, self)
+
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
         terms = query_terms(query)
         if not terms:
@@ -529,61 +456,61 @@ class SQLStore(Store):
             found = [self._keywords.search(owner, terms, n) for owner in flt.owners]
             return [h for part in found for h in part], all(len(p) < n for p in found)
 
-        return self._top_within(flt, k, hits)
+        return self.within(flt, k, hits)
 
-    def _top_within(
-        self,
-        flt: Filter,
-        k: int,
-        hits: Callable[[int], tuple[list[tuple[int, float]], bool]],
-    ) -> list[tuple[str, float]]:
+    def within(self, flt: Filter, k: int, hits: Hits) -> list[tuple[str, float]]:
         """The best ``k`` of an index's hits (row keys, scores) that pass the filter.
 
         ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
-        narrow filter rejects most of them, look further. Under the store's lock, taken
-        before an index's own (which catches up from the store): a writer holds it while
-        it plans (:meth:`exclusive`) and searches an index too, so the order is always the
-        store's lock, then an index's.
+        narrow filter rejects most of them, look further. Under the database's lock,
+        taken before an index's own (which catches up from the database): a writer holds
+        it while it plans (:meth:`exclusive`) and searches an index too, so the order is
+        always the database's lock, then an index's.
         """
-        with self._lock:
-            where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
-            fetch = max(k * 4, 64)
-            while True:
-                found, exhausted = hits(fetch)
-                scores = dict(found)
-                allowed: list[tuple[str, int]] = []
-                for chunk in _chunks(list(scores)):
-                    among, values = self._among(chunk)
-                    allowed.extend(
-                        self._read(
-                            f"SELECT id, rowid FROM memories AS m {self._BY_KEY} "
-                            f"WHERE rowid {among} AND {where}",
-                            (*values, *params),
-                        )
+        with self.db.lock:
+            return self._within(flt, k, hits)
+
+    def _within(self, flt: Filter, k: int, hits: Hits) -> list[tuple[str, float]]:
+        where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
+        fetch = max(k * 4, 64)
+        while True:
+            found, exhausted = hits(fetch)
+            scores = dict(found)
+            allowed: list[tuple[str, int]] = []
+            for chunk in _chunks(list(scores)):
+                among, values = self.db.among(chunk)
+                allowed.extend(
+                    self.db.read(
+                        f"SELECT id, rowid FROM memories AS m {self.db.by_key} "
+                        f"WHERE rowid {among} AND {where}",
+                        (*values, *params),
                     )
-                if len(allowed) >= k or exhausted:
-                    ranked = sorted(
-                        ((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1]
-                    )
-                    return ranked[:k]
-                fetch *= 4
+                )
+            if len(allowed) >= k or exhausted:
+                ranked = sorted(((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1])
+                return ranked[:k]
+            fetch *= 4
+
+    def known_size(self, owner: str) -> int | None:
+        """The owner's memories as its keyword index last counted them (no query)."""
+        return self._keywords.size(owner)
 
     # -- KeywordSource, for the keyword index -------------------------------------
     def keyword_snapshot(self, owner: str) -> tuple[list[tuple[int, str, str]], int]:
-        with self._snapshot():  # one consistent read: the head and the rows it covers
+        with self.db.snapshot():  # one consistent read: the head and the rows it covers
             head = self.keyword_log_head()
-            rows = self._read(
+            rows = self.db.read(
                 "SELECT key, text, context FROM keyword_docs WHERE owner = ? ORDER BY key",
                 (owner,),
             )
         return [(int(key), text, context) for key, text, context in rows], head
 
     def keyword_changes(self, owner: str, after_seq: int) -> tuple[list[TextChange], int] | None:
-        with self._snapshot():
-            if after_seq < self._pruned("keyword_log"):
+        with self.db.snapshot():
+            if after_seq < self.db.pruned("keyword_log"):
                 return None  # the log no longer reaches back that far: rebuild
             head = self.keyword_log_head()
-            rows = self._read(
+            rows = self.db.read(
                 "SELECT l.seq, l.key, d.text, d.context FROM keyword_log l "
                 "LEFT JOIN keyword_docs d ON d.key = l.key "
                 "WHERE l.owner = ? AND l.seq > ? AND l.seq <= ? ORDER BY l.seq",
@@ -592,7 +519,7 @@ class SQLStore(Store):
         return [(int(seq), int(key), text, context) for seq, key, text, context in rows], head
 
     def keyword_log_head(self) -> int:
-        return self._log_head("keyword_log")
+        return self.db.log_head("keyword_log")
 
     # -- change logs: kept to the last ``log_keep`` entries -----------------------
     def prune_logs(self) -> None:
@@ -601,11 +528,11 @@ class SQLStore(Store):
         An index further behind than that finds its log cut (``*_changes`` returns
         None) and rebuilds from the rows, so pruning never loses a change.
         """
-        with self._tx() as conn:
-            for log in self._LOGS:
-                cut = self._log_head(log) - self._log_keep
+        with self.db.tx() as conn:
+            for log in ("keyword_log", *self.vectors.logs):
+                cut = self.db.log_head(log) - self._log_keep
                 if (
-                    cut > self._pruned(log)
+                    cut > self.db.pruned(log)
                     and conn.execute(f"DELETE FROM {log} WHERE seq <= ?", (cut,)).rowcount
                 ):
                     conn.execute(
@@ -616,27 +543,37 @@ class SQLStore(Store):
 
     def _pruned(self, log: str) -> int:
         """The newest seq pruned from ``log`` (0 if none): changes after it are all there."""
-        row = self._read("SELECT value FROM meta WHERE key = ?", (f"{log}_pruned",))
+        row = self.db.read("SELECT value FROM meta WHERE key = ?", (f"{log}_pruned",))
         return int(row[0][0]) if row else 0
+
+    @contextmanager
+    def exclusive(self, owners: Collection[str]) -> Iterator[None]:
+        with self.db.exclusive(sorted(owners)):
+            try:
+                yield
+            except BaseException:
+                self._added_in_hold = None  # rolled back: nothing was written
+                raise
+        if self._added_in_hold is not None:  # committed
+            added, self._added_in_hold = self._added_in_hold, None
+            self._wrote(added)
 
     def _wrote(self, added: int = 0) -> None:
         """Count a write (that added ``added`` memories); every ``_PRUNE_EVERY`` writes,
         prune the change logs. In :meth:`exclusive`, once it has committed."""
-        if self._held is not None:
+        if self.db.held is not None:
             self._added_in_hold = (self._added_in_hold or 0) + added
-        else:
-            self._after_write(added)
-
-    def _after_write(self, added: int) -> None:
+            return
         self._writes += 1
         if self._writes % _PRUNE_EVERY == 0:
             self.prune_logs()
+        self.db.wrote(added)
 
     # -- access, deletion ------------------------------------------------------
     def record_access(self, hits: dict[str, int], at: datetime) -> None:
         if not hits:
             return
-        with self._tx() as conn:
+        with self.db.tx() as conn:
             conn.executemany(
                 "UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? "
                 "WHERE id = ?",
@@ -646,10 +583,10 @@ class SQLStore(Store):
     def children(self, parent_ids: Sequence[str]) -> list[Memory]:
         ids: list[str] = []
         for chunk in _chunks(list(parent_ids)):
-            among, values = self._among(chunk)
+            among, values = self.db.among(chunk)
             ids.extend(
                 r[0]
-                for r in self._read(
+                for r in self.db.read(
                     f"SELECT DISTINCT child FROM derivations WHERE parent {among}", values
                 )
             )
@@ -663,10 +600,10 @@ class SQLStore(Store):
         while frontier:
             children: set[str] = set()
             for chunk in _chunks(frontier):
-                among, values = self._among(chunk)
+                among, values = self.db.among(chunk)
                 children.update(
                     r[0]
-                    for r in self._read(
+                    for r in self.db.read(
                         f"SELECT child FROM derivations WHERE parent {among}", values
                     )
                 )
@@ -674,9 +611,11 @@ class SQLStore(Store):
             for child in sorted(children - gone):
                 parents = {
                     r[0]
-                    for r in self._read("SELECT parent FROM derivations WHERE child = ?", (child,))
+                    for r in self.db.read(
+                        "SELECT parent FROM derivations WHERE child = ?", (child,)
+                    )
                 }
-                kind = self._read("SELECT kind FROM memories WHERE id = ?", (child,))
+                kind = self.db.read("SELECT kind FROM memories WHERE id = ?", (child,))
                 if parents <= gone or (kind and kind[0][0] in quotes):
                     gone.add(child)
                     derived.append(child)
@@ -685,10 +624,10 @@ class SQLStore(Store):
 
     def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
         owners: set[str] = set()
-        with self._tx() as conn:
+        with self.db.tx() as conn:
             gone: set[int] = set()
             for chunk in _chunks(list(ids)):
-                among, values = self._among(chunk)
+                among, values = self.db.among(chunk)
                 rows = conn.execute(
                     f"SELECT rowid, owner FROM memories WHERE id {among}", values
                 ).fetchall()
@@ -697,7 +636,7 @@ class SQLStore(Store):
                 # neighbours quote deleted text
                 gone |= keys | _neighbours(self._sessions(conn, keys), keys, self._text)
                 for key, owner in rows:
-                    self._drop_vector(conn, key, owner)
+                    self.vectors.drop(conn, key, owner)
                 conn.execute(f"DELETE FROM memories WHERE id {among}", values)
                 conn.execute(f"DELETE FROM derivations WHERE child {among}", values)
                 conn.execute(f"DELETE FROM derivations WHERE parent {among}", values)
@@ -718,7 +657,15 @@ class SQLStore(Store):
                 ),
             )
         self._wrote()
-        self._forgot(owners)
+        # An owner with no vector left loses its saved indexes; otherwise a saved keyword
+        # index, which holds words of what was forgotten, goes (rewritten without them
+        # when this process flushes).
+        emptied = self.vectors.forgot(owners)
+        for owner in owners:
+            if owner in emptied:
+                self._keywords.drop(owner)
+            else:
+                self._keywords.drop_saved(owner)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"
@@ -726,7 +673,7 @@ class SQLStore(Store):
         if owner is not None:
             sql += " WHERE owner = ?"
             params = (owner,)
-        rows = self._read(sql + " ORDER BY at DESC LIMIT ?", (*params, limit))
+        rows = self.db.read(sql + " ORDER BY at DESC LIMIT ?", (*params, limit))
         return [
             {
                 "id": r[0],
@@ -739,103 +686,29 @@ class SQLStore(Store):
             for r in rows
         ]
 
+    def owners(self) -> list[str]:
+        return sorted(r[0] for r in self.db.read("SELECT DISTINCT owner FROM memories"))
+
     def stats(self, owner: str | None = None) -> StoreStats:
         cond, params = ("WHERE owner = ?", (owner,)) if owner else ("", ())
         by_kind = dict(
-            self._read(f"SELECT kind, count(*) FROM memories {cond} GROUP BY kind", params)
+            self.db.read(f"SELECT kind, count(*) FROM memories {cond} GROUP BY kind", params)
         )
         by_status = dict(
-            self._read(f"SELECT status, count(*) FROM memories {cond} GROUP BY status", params)
+            self.db.read(f"SELECT status, count(*) FROM memories {cond} GROUP BY status", params)
         )
-        owners = self._read(f"SELECT count(DISTINCT owner) FROM memories {cond}", params)[0][0]
-        meta = dict(self._read("SELECT key, value FROM meta"))
+        owners = self.db.read(f"SELECT count(DISTINCT owner) FROM memories {cond}", params)[0][0]
+        meta = dict(self.db.read("SELECT key, value FROM meta"))
         return StoreStats(
             memories=sum(by_kind.values()),
             by_kind=by_kind,
             by_status=by_status,
             owners=int(owners),
-            working_turns=self.wm_count(owner),
+            working_turns=0,  # working memory is apart: its holder counts it
             embedding_model=meta.get("embedding_model"),
             dimension=int(meta["dimension"]) if "dimension" in meta else None,
-            size_bytes=self._size_bytes(),
+            size_bytes=self.db.size_bytes(),
         )
-
-    # -- working memory --------------------------------------------------------
-    def wm_append(self, turn: WorkingTurn) -> WorkingTurn:
-        with self._tx() as conn:
-            turn.seq = conn.execute(
-                "INSERT INTO working_memory (owner, session_id, role, content, speaker, "
-                "tool_name, tokens, created_at, expires_at, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                (
-                    turn.owner,
-                    turn.session_id,
-                    turn.role,
-                    turn.content,
-                    turn.speaker,
-                    turn.tool_name,
-                    turn.tokens,
-                    turn.created_at.timestamp(),
-                    turn.expires_at.timestamp(),
-                    json.dumps(turn.metadata, ensure_ascii=False),
-                ),
-            ).fetchone()[0]
-        return turn
-
-    def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
-        rows = self._read(
-            "SELECT seq, owner, session_id, role, content, tokens, created_at, expires_at, "
-            "speaker, tool_name, metadata FROM working_memory "
-            "WHERE owner = ? AND session_id = ? AND expires_at > ? ORDER BY seq",
-            (owner, session_id, now.timestamp()),
-        )
-        return [
-            WorkingTurn(
-                seq=r[0],
-                owner=r[1],
-                session_id=r[2],
-                role=r[3],
-                content=r[4],
-                tokens=r[5],
-                created_at=_dt(r[6]) or now,
-                expires_at=_dt(r[7]) or now,
-                speaker=r[8],
-                tool_name=r[9],
-                metadata=json.loads(r[10]),
-            )
-            for r in rows
-        ]
-
-    def wm_clear(self, owner: str, session_id: str, *, up_to_seq: int | None = None) -> int:
-        with self._tx() as conn:
-            sql = "DELETE FROM working_memory WHERE owner = ? AND session_id = ?"
-            params: tuple[Any, ...] = (owner, session_id)
-            if up_to_seq is not None:
-                sql += " AND seq <= ?"
-                params += (up_to_seq,)
-            return conn.execute(sql, params).rowcount
-
-    def wm_sessions(self, owner: str, now: datetime) -> list[tuple[str, int, int]]:
-        rows = self._read(
-            "SELECT session_id, count(*), sum(tokens) FROM working_memory "
-            "WHERE owner = ? AND expires_at > ? GROUP BY session_id ORDER BY max(seq) DESC",
-            (owner, now.timestamp()),
-        )
-        return [(r[0], int(r[1]), int(r[2])) for r in rows]
-
-    def wm_count(self, owner: str | None = None) -> int:
-        cond, params = ("WHERE owner = ?", (owner,)) if owner else ("", ())
-        return int(self._read(f"SELECT count(*) FROM working_memory {cond}", params)[0][0])
-
-    def wm_purge_expired(self, now: datetime) -> int:
-        with self._tx() as conn:
-            return conn.execute(
-                "DELETE FROM working_memory WHERE expires_at <= ?", (now.timestamp(),)
-            ).rowcount
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ", ".join("?" * len(values))
 
 
 def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
@@ -851,13 +724,13 @@ def filter_sql(flt: Filter, *, owner: str | None = "m.owner") -> tuple[str, list
     the database no owner index to prefer, which on stale statistics it did (a nested
     loop comparing every row of an owner with every key).
     """
-    clauses = [] if owner is None else [f"{owner} IN ({_marks(flt.owners)})"]
+    clauses = [] if owner is None else [f"{owner} IN ({marks(flt.owners)})"]
     params: list[Any] = [] if owner is None else list(flt.owners)
     if flt.kinds:
-        clauses.append(f"m.kind IN ({_marks(flt.kinds)})")
+        clauses.append(f"m.kind IN ({marks(flt.kinds)})")
         params.extend(k.value for k in flt.kinds)
     if flt.statuses:
-        clauses.append(f"m.status IN ({_marks(flt.statuses)})")
+        clauses.append(f"m.status IN ({marks(flt.statuses)})")
         params.extend(s.value for s in flt.statuses)
     if flt.since is not None:
         clauses.append("m.observed_at >= ?")

@@ -1,0 +1,127 @@
+"""Where a SQL store keeps its vectors and how it searches them: the vector seam.
+
+A :class:`VectorBackend` writes vectors inside the store's own transactions (a failed
+write leaves neither memories nor vectors) and finds the nearest ones. Two are built in,
+registered by name in :data:`vector_backends`:
+
+- ``local`` (:mod:`.local`): rows in SQLite's ``vectors`` table and ``vector_log``,
+  searched by an index in this process (:mod:`.index`): exact below ``hnsw_threshold``
+  vectors an owner, usearch HNSW above;
+- ``pgvector`` (:mod:`.pgvector`): a pgvector column searched by PostgreSQL.
+
+``open_store`` takes the one its database names (:attr:`Database.vector_backend`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from hindsight.errors import EmbeddingMismatchError, StoreError
+from hindsight.registry import Registry
+
+if TYPE_CHECKING:
+    from hindsight.config import Settings
+    from hindsight.store.base import Filter
+    from hindsight.store.db import Connection, Database
+
+Vector = npt.NDArray[np.float32]
+Hits = Callable[[int], tuple[list[tuple[int, float]], bool]]
+"""``hits(n)``: an index's top ``n`` (row keys, scores), and whether there are no more."""
+
+
+class Rows(Protocol):
+    """What a search may ask of the store whose rows the vectors belong to."""
+
+    def within(self, flt: Filter, k: int, hits: Hits) -> list[tuple[str, float]]:
+        """The best ``k`` of ``hits`` whose memories pass ``flt``, as memory ids."""
+        ...
+
+    def known_size(self, owner: str) -> int | None:
+        """The owner's memories as last counted in this process (no query); None if
+        it has not been."""
+        ...
+
+
+class VectorBackend(Protocol):
+    """A SQL store's vectors: one per memory, keyed by the memory's row key."""
+
+    logs: tuple[str, ...]  # change logs of its own, pruned with the store's
+
+    def bind(self, model_id: str, dimension: int) -> None:
+        """The store holds vectors of this model and dimension from now on. Called
+        again when a re-embedding ends (with the same or a new model)."""
+        ...
+
+    def put(self, conn: Connection, key: int, owner: str, model: str, vector: Vector) -> None:
+        """Add or replace a vector, in the store's transaction ``conn``."""
+        ...
+
+    def drop(self, conn: Connection, key: int, owner: str) -> None:
+        """Remove a vector (if any), in the store's transaction ``conn``."""
+        ...
+
+    def search(self, flt: Filter, query: Vector, k: int, rows: Rows) -> list[tuple[str, float]]:
+        """Memory ids and cosine similarities, best first, within ``flt``.
+
+        A backend that searches by owner gives ``rows.within`` its hits, and the store
+        applies the rest of the filter; one that filters in the database does it all.
+        """
+        ...
+
+    def forgot(self, owners: Collection[str]) -> set[str]:
+        """Memories of these owners were deleted (and committed): drop what caches and
+        files hold of those with no vector left, and return them."""
+        ...
+
+    def count(self, owner: str | None = None) -> int:
+        """Vectors held, of one owner or of all."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class VectorFactory(Protocol):
+    """Makes a backend over a store's database, configured by the settings."""
+
+    def __call__(self, db: Database, settings: Settings) -> VectorBackend: ...
+
+
+def checked(vector: Vector, dimension: int | None) -> Vector:
+    """``vector`` if it fits a store of ``dimension``; refuses anything else."""
+    if dimension is None:
+        raise StoreError("bind_embedding() must be called before writing vectors")
+    if vector.shape != (dimension,):
+        raise EmbeddingMismatchError(
+            f"vector of shape {vector.shape} does not fit this {dimension}-d store"
+        )
+    return vector
+
+
+def _local(db: Database, settings: Settings) -> VectorBackend:
+    from hindsight.store.vectors.local import LocalVectors
+
+    return LocalVectors(
+        db,
+        directory=settings.index_dir,
+        hnsw_threshold=settings.hnsw_threshold,
+        max_vectors=settings.vector_cache_vectors,
+    )
+
+
+def _pgvector(db: Database, settings: Settings) -> VectorBackend:
+    from hindsight.store.vectors.pgvector import PgVectors
+
+    return PgVectors(db, hnsw_threshold=settings.hnsw_threshold)
+
+
+# The registry's factories take no arguments: each returns the backend's own factory,
+# which ``open_store`` calls with the database and the settings.
+vector_backends: Registry[VectorFactory] = Registry("vector backend")
+vector_backends.register("local", lambda: _local)
+vector_backends.register("pgvector", lambda: _pgvector)
+
+__all__ = ["Hits", "Rows", "Vector", "VectorBackend", "VectorFactory", "vector_backends"]
