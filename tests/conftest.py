@@ -32,7 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def embedder() -> Embeddings:
-    return registry.create("minilm")
+    return registry.create("minilm", Settings())
 
 
 @pytest.fixture(scope="session")

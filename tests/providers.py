@@ -23,4 +23,4 @@ class TinyHash(Embeddings):
         return out
 
 
-registry.register("tiny-hash", TinyHash)
+registry.register("tiny-hash", lambda settings, options: TinyHash())

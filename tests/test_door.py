@@ -7,9 +7,10 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -183,13 +184,20 @@ def test_checkpoints_are_providers_enabled_by_settings(
 ) -> None:
     made: list[Recorder] = []
 
-    def factory() -> Checkpoint:
+    def factory(settings: Settings, options: Mapping[str, Any]) -> Checkpoint:
+        assert options == {"note": "given"}
         made.append(Recorder())
         return made[-1]
 
     checkpoints.register("test-recorder", factory)
     with Hindsight(
-        settings.model_copy(update={"checkpoints": ["test-recorder"]}), embedder=embedder
+        settings.model_copy(
+            update={
+                "checkpoints": ["test-recorder"],
+                "provider_options": {"checkpoint.test-recorder": {"note": "given"}},
+            }
+        ),
+        embedder=embedder,
     ) as hs:
         hs.retain(OWNER, "I love jazz.")
     assert [op for op, _, _ in made[0].seen] == [Operation.RETAIN]

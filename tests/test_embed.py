@@ -136,4 +136,4 @@ def test_an_interrupted_reembed_blocks_the_store_until_resumed(
 
 def test_unknown_provider_names_the_known_ones() -> None:
     with pytest.raises(ValidationError, match="minilm"):
-        registry.create("no-such-model")
+        registry.create("no-such-model", Settings())

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hindsight import Settings
 from hindsight.errors import ValidationError
 from hindsight.extract import DEFAULT_EXTRACTOR, Extracted, Extractor, registry
 from hindsight.extract.heuristic import HeuristicExtractor
@@ -313,12 +314,15 @@ def test_tool_summary_is_short() -> None:
 
 
 def test_registry() -> None:
-    assert isinstance(registry.create(DEFAULT_EXTRACTOR), HeuristicExtractor)
+    cfg = Settings()
+    assert isinstance(registry.create(DEFAULT_EXTRACTOR, cfg), HeuristicExtractor)
     with pytest.raises(ValidationError, match="heuristic"):
-        registry.create("nope")
-    own: Registry[Extractor] = Registry("extractor")
-    own.register("mine", HeuristicExtractor)
-    made: Extractor = own.create("mine")
+        registry.create("nope", cfg)
+    with pytest.raises(ValidationError, match="takes no options, got: model"):
+        registry.create(DEFAULT_EXTRACTOR, cfg, {"model": "m"})
+    own: Registry[Extractor] = Registry("extractor", "extractor")
+    own.register("mine", lambda settings, options: HeuristicExtractor())
+    made: Extractor = own.create("mine", cfg)
     assert made.name == "heuristic"
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindsight import Hindsight, Kind, ValidationError
+from hindsight import Hindsight, Kind, Settings, Turn, ValidationError
+from hindsight.embed import Embeddings
+from hindsight.extract import Extracted, events
+from hindsight.extract.heuristic import HeuristicExtractor
 
 
 def test_turns_stay_in_the_window_below_the_thresholds(hs: Hindsight) -> None:
@@ -89,3 +93,47 @@ def test_sessions_lists_open_windows(hs: Hindsight) -> None:
     assert sorted((s, n) for s, n, _ in hs.sessions("user:alice")) == [("s1", 2), ("s2", 1)]
     hs.close_session("user:alice", "s1")
     assert [s for s, _, _ in hs.sessions("user:alice")] == ["s2"]
+
+
+class Counting:
+    """The heuristic extractor, counting the turns it is asked to extract."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.inner = HeuristicExtractor()
+        self.turns: list[str] = []
+
+    def extract(self, turns: Sequence[Turn], *, subject: str) -> list[Extracted]:
+        self.turns += [t.content for t in turns]
+        return self.inner.extract(turns, subject=subject)
+
+
+@pytest.mark.embedded
+def test_each_observed_turn_is_extracted_once(settings: Settings, embedder: Embeddings) -> None:
+    extractor = Counting()
+    said = ["Book me a coffee table.", "Sure.", "No, I said a tea table, not a coffee table."]
+    with Hindsight(settings, embedder=embedder, extractor=extractor) as hs:
+        for i, text in enumerate(said):
+            hs.observe("user:alice", "s1", text, role="assistant" if i == 1 else "user")
+        hs.observe("user:alice", "s1", "I live in Lisbon.")
+        hs.close_session("user:alice", "s1")
+    assert extractor.turns == [*said, "I live in Lisbon."]  # the correction consolidated
+
+
+@pytest.mark.parametrize(
+    ("turn", "found"),
+    [
+        (Turn(role="user", content="No, I said a tea table, not a coffee table."), {"correction"}),
+        (Turn(role="user", content="No."), set()),  # says nothing of what is right
+        (Turn(role="user", content="No, thanks."), set()),
+        (Turn(role="user", content="I live in Lisbon."), set()),
+        (Turn(role="assistant", content="No, I said a tea table, not a coffee table."), set()),
+        (Turn(role="tool", content="Error: connection refused"), {"tool_failure"}),
+        (Turn(role="tool", content='{"errors": [], "ok": true}'), set()),
+    ],
+)
+def test_events_are_those_extraction_tags(turn: Turn, found: set[str]) -> None:
+    assert events(turn) == found
+    extracted = HeuristicExtractor().extract([turn], subject="User")
+    assert {t for e in extracted for t in e.tags} == found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hindsight.access import Principal
 from hindsight.config import Settings
 from hindsight.engine import UNSET, Hindsight
 from hindsight.errors import (
@@ -18,13 +19,16 @@ from hindsight.errors import (
     ConflictError,
     EmbeddingError,
     EmbeddingMismatchError,
+    ExtractionError,
     HindsightError,
     MissingExtraError,
     NotFoundError,
     PermissionDeniedError,
+    PluginError,
     StoreError,
     StoreTimeoutError,
     ValidationError,
+    WriteRefusedError,
 )
 from hindsight.models import (
     Explanation,
@@ -36,6 +40,7 @@ from hindsight.models import (
     RetainResult,
     Source,
     Status,
+    Tag,
     Turn,
 )
 
@@ -54,6 +59,7 @@ __all__ = [
     "EmbeddingError",
     "EmbeddingMismatchError",
     "Explanation",
+    "ExtractionError",
     "ForgetReceipt",
     "Hindsight",
     "HindsightError",
@@ -62,6 +68,8 @@ __all__ = [
     "MissingExtraError",
     "NotFoundError",
     "PermissionDeniedError",
+    "PluginError",
+    "Principal",
     "Provenance",
     "RecallResult",
     "RetainResult",
@@ -70,8 +78,10 @@ __all__ = [
     "Status",
     "StoreError",
     "StoreTimeoutError",
+    "Tag",
     "Turn",
     "ValidationError",
+    "WriteRefusedError",
     "__version__",
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     extractor: str = "heuristic"
     # write checkpoints in force, by registered name, in the order they review a write
     checkpoints: list[str] = Field(default_factory=list)
+    # each provider's own options, by "<kind>.<name>" (see hindsight.registry), e.g.
+    # HINDSIGHT_PROVIDER_OPTIONS='{"extractor.my-llm": {"model": "m"}}'; may hold keys
+    provider_options: dict[str, dict[str, Any]] = Field(default_factory=dict, repr=False)
 
     # input limits
     max_content_chars: int = Field(default=32_000, gt=0)

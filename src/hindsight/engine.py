@@ -77,10 +77,10 @@ class Hindsight:
         checks: Sequence[Checkpoint] | None = None,
     ) -> None:
         self.settings = settings = settings or Settings()
-        self.embedder = embedder or embedders.create(settings.embedding_provider)
-        self.extractor = extractor or extractors.create(settings.extractor)
+        self.embedder = embedder or embedders.create(settings.embedding_provider, settings)
+        self.extractor = extractor or extractors.create(settings.extractor, settings)
         if checks is None:
-            checks = [checkpoints.create(name) for name in settings.checkpoints]
+            checks = [checkpoints.create(name, settings) for name in settings.checkpoints]
         self.store = store or open_store(settings)
         try:
             self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)

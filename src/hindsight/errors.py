@@ -15,6 +15,8 @@ each boundary (CLI, REST, MCP) maps these classes once::
     ├── StoreError             the store failed or is unreachable
     │   └── StoreTimeoutError  the store did not answer in time
     ├── EmbeddingError         the embedding provider failed
+    ├── ExtractionError        the extractor failed: nothing was written
+    ├── PluginError            a plugin could not be loaded
     └── MissingExtraError      an optional dependency is not installed
 """
 
@@ -68,6 +70,14 @@ class StoreTimeoutError(StoreError, TimeoutError):
 
 class EmbeddingError(HindsightError):
     """The embedding provider failed."""
+
+
+class ExtractionError(HindsightError):
+    """The extractor failed on the turns it was given; nothing of the write was stored."""
+
+
+class PluginError(HindsightError):
+    """A provider installed as a plugin could not be loaded (the message names it)."""
 
 
 class MissingExtraError(HindsightError, ImportError):

@@ -17,7 +17,7 @@ from hindsight import validate
 from hindsight.config import Settings
 from hindsight.door import Door, StoreKnown, WriteContext
 from hindsight.embed import Embeddings
-from hindsight.errors import NotFoundError, ValidationError
+from hindsight.errors import ExtractionError, HindsightError, NotFoundError, ValidationError
 from hindsight.extract import Extracted, Extractor
 from hindsight.models import (
     ROLE_OF_SOURCE,
@@ -157,7 +157,12 @@ class Ingest:
             replace(t, observed_at=t.observed_at and t.observed_at.astimezone(self.zone))
             for t in turns
         ]
-        return self.extractor.extract(local, subject="User")
+        try:
+            return self.extractor.extract(local, subject="User")
+        except HindsightError:
+            raise
+        except Exception as exc:  # a provider's own failure: typed, with its cause kept
+            raise ExtractionError(f"extractor {self.extractor.name!r} failed: {exc}") from exc
 
     def turns(
         self,
@@ -207,9 +212,13 @@ class Ingest:
         if item.polarity != 1:
             meta["polarity"] = item.polarity
         if item.tags:
-            meta["tags"] = list(item.tags)
+            meta["tags"] = [str(t) for t in item.tags]
         if item.applies_when:
             meta["applies_when"] = item.applies_when
+        if item.tool is not None:
+            meta["tool"] = item.tool
+        if item.detail is not None:
+            meta["detail"] = item.detail
         memory = self.new_memory(
             owner,
             item.kind,

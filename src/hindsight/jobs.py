@@ -104,7 +104,7 @@ def reembed(
     batch. A store already of the configured model is left as it is (returns 0).
     """
     settings = settings or Settings()
-    embedder = embedder or embedders.create(settings.embedding_provider)
+    embedder = embedder or embedders.create(settings.embedding_provider, settings)
     store = open_store(settings)
     done = 0
     try:

@@ -46,6 +46,14 @@ ROLE_OF_SOURCE: Final[Mapping[Source, str]] = {
 }
 
 
+class Tag(enum.StrEnum):
+    """An event an extraction records (in a memory's ``metadata["tags"]``); the
+    reflections and summaries build on them, and a turn with one is consolidated at once."""
+
+    CORRECTION = "correction"  # the user corrected the assistant
+    TOOL_FAILURE = "tool_failure"  # a tool call failed
+
+
 class Status(enum.StrEnum):
     ACTIVE = "active"
     ARCHIVED = "archived"

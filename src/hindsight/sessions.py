@@ -2,24 +2,22 @@
 
 A turn observed is kept in the session's window (in the store's database, or in
 Redis) until the window passes the turn or token threshold, or the turn states an
-event (a correction, a tool failure): then the window is consolidated, written
-through the write door like any retain, and cleared up to the last turn written.
+event (a correction, a tool failure: found by pattern, not by the extractor): then
+the window is consolidated, extracted once and written through the write door like
+any retain, and cleared up to the last turn written.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Final
 
 from hindsight.access import Principal
 from hindsight.config import Settings
 from hindsight.door import Operation, WriteContext
+from hindsight.extract import events
 from hindsight.ingest import Ingest
 from hindsight.models import RetainResult, Turn, estimate_tokens
 from hindsight.store import WorkingMemory, WorkingTurn
-
-# Extractions that should reach long-term memory at once, not at the next threshold.
-EVENT_TAGS: Final = frozenset({"correction", "tool_failure"})
 
 
 class Sessions:
@@ -54,10 +52,7 @@ class Sessions:
             len(window) >= self.settings.wm_max_turns
             or sum(t.tokens for t in window) >= self.settings.wm_max_tokens
         )
-        event = any(
-            EVENT_TAGS & set(e.tags) for e in self.ingest.extractor.extract([turn], subject="User")
-        )
-        return self.consolidate(principal, owner, sid) if full or event else None
+        return self.consolidate(principal, owner, sid) if full or events(turn) else None
 
     def window(self, owner: str, sid: str) -> list[WorkingTurn]:
         return self.working.wm_window(owner, sid, datetime.now(UTC))

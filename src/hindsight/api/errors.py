@@ -22,9 +22,11 @@ from hindsight.errors import (
     AuthenticationError,
     ConflictError,
     EmbeddingError,
+    ExtractionError,
     HindsightError,
     MissingExtraError,
     NotFoundError,
+    PluginError,
     StoreError,
     ValidationError,
 )
@@ -40,6 +42,8 @@ STATUS_OF: Final[tuple[tuple[type[HindsightError], int], ...]] = (
     (ConflictError, 409),
     (StoreError, 503),
     (EmbeddingError, 503),
+    (ExtractionError, 503),
+    (PluginError, 503),
     (MissingExtraError, 503),
 )
 # What an HTTP-level error (no route, wrong method, too large) is called in the body.

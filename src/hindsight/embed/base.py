@@ -62,4 +62,4 @@ def _normalise(vectors: Vectors) -> Vectors:
     return unit
 
 
-registry: Registry[Embeddings] = Registry("embedding provider")
+registry: Registry[Embeddings] = Registry("embedder", "embedding provider")

@@ -1,6 +1,8 @@
-"""Memory extractors. ``registry.create(name)`` builds one by name."""
+"""Memory extractors. ``registry.create(name, settings)`` builds one by name."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from hindsight.extract.base import (
     EXTRACTABLE_KINDS,
@@ -8,13 +10,17 @@ from hindsight.extract.base import (
     Extractor,
     registry,
 )
+from hindsight.extract.heuristic import HeuristicExtractor, events
+from hindsight.registry import Options, no_options
+
+if TYPE_CHECKING:
+    from hindsight.config import Settings
 
 DEFAULT_EXTRACTOR = "heuristic"
 
 
-def _heuristic() -> Extractor:
-    from hindsight.extract.heuristic import HeuristicExtractor
-
+def _heuristic(settings: Settings, options: Options) -> Extractor:
+    no_options("extractor", DEFAULT_EXTRACTOR, options)
     return HeuristicExtractor()
 
 
@@ -25,5 +31,6 @@ __all__ = [
     "EXTRACTABLE_KINDS",
     "Extracted",
     "Extractor",
+    "events",
     "registry",
 ]

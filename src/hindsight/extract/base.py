@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hindsight.errors import ValidationError
-from hindsight.models import Kind, Turn
+from hindsight.models import Kind, Tag, Turn
 from hindsight.registry import Registry
 
 #: Kinds an extractor may produce; episodes are kept verbatim by the engine.
 EXTRACTABLE_KINDS = frozenset({Kind.PREFERENCE, Kind.FACT, Kind.EXPERIENCE, Kind.TOOL_RESULT})
+_TAGS = frozenset(t.value for t in Tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +41,10 @@ class Extracted:
     value: str | None = None
     query_hints: tuple[str, ...] = ()
     polarity: int = 1
-    tags: tuple[str, ...] = ()
+    tags: tuple[Tag, ...] = ()
     applies_when: str | None = None
+    tool: str | None = None
+    detail: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in EXTRACTABLE_KINDS:
@@ -54,13 +57,19 @@ class Extracted:
             raise ValidationError(f"turn_index {self.turn_index} is negative")
         if self.polarity not in (1, -1):
             raise ValidationError(f"polarity must be 1 or -1, not {self.polarity!r}")
+        if unknown := [t for t in self.tags if t not in _TAGS]:
+            raise ValidationError(f"unknown tags {unknown!r}; known: {', '.join(_TAGS)}")
+        # a plugin may hand plain strings: keep the enum
+        object.__setattr__(self, "tags", tuple(Tag(t) for t in self.tags))
 
 
 class Extractor(Protocol):
     """Finds preferences, facts, experiences and tool results in turns.
 
     ``subject`` names the speaker of turns that carry no ``speaker`` of their own
-    (the engine passes e.g. ``"User"``).
+    (the engine passes e.g. ``"User"``). An extractor that cannot do its work raises
+    :class:`~hindsight.errors.ExtractionError` (the engine wraps any other exception
+    in one); nothing of the write is stored then.
     """
 
     name: str
@@ -68,4 +77,4 @@ class Extractor(Protocol):
     def extract(self, turns: Sequence[Turn], *, subject: str) -> list[Extracted]: ...
 
 
-registry: Registry[Extractor] = Registry("extractor")
+registry: Registry[Extractor] = Registry("extractor", "extractor")

@@ -12,11 +12,11 @@ ordered list of rules; the first rule that matches wins.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from hindsight.extract.base import Extracted
-from hindsight.models import Kind, Turn
+from hindsight.models import Kind, Tag, Turn
 from hindsight.timewords import pinned
 
 _I = re.IGNORECASE
@@ -700,7 +700,11 @@ def _corrected(rest: str, name: str) -> list[Extracted]:
         return []
     if _HYPOTHETICAL.search(text):
         return []
-    return _hit(Kind.FACT, f"{name} corrected the assistant: {_third(text)}", 0.9)
+    right = _third(text)
+    return [
+        replace(e, detail=right)
+        for e in _hit(Kind.FACT, f"{name} corrected the assistant: {right}", 0.9)
+    ]
 
 
 def _stated_before_question(sentence: str) -> str:
@@ -711,16 +715,14 @@ def _stated_before_question(sentence: str) -> str:
 
 
 def _as_correction(found: list[Extracted]) -> list[Extracted]:
-    tags = ("correction",)
+    tags = (Tag.CORRECTION,)
     return [replace(e, confidence=max(e.confidence, 0.95), tags=e.tags + tags) for e in found]
 
 
-def _user_text(text: str, name: str, *, to_assistant: bool = True) -> list[Extracted]:
-    """What a user's message states; ``to_assistant`` False for people talking to each
-    other, where "No, ..." answers a question instead of correcting an assistant."""
-    if _SYSTEMISH.match(text):
-        return []  # a pasted or restated system prompt is not about the user
-    out: list[Extracted] = []
+def _sentences(text: str, *, to_assistant: bool) -> Iterator[tuple[str, bool]]:
+    """A user's message, a sentence at a time, each with whether it corrects the
+    assistant; ``to_assistant`` False for people talking to each other, where "No, ..."
+    answers a question instead of correcting an assistant."""
     correcting = False
     for raw in _SENTENCES.split(_normalise(text)):
         sentence = raw.strip()
@@ -734,11 +736,19 @@ def _user_text(text: str, name: str, *, to_assistant: bool = True) -> list[Extra
             if not sentence:
                 continue  # "No." alone: the next sentence says what is right
         said_not = _SAID_NOT.match(sentence) or _MEANT.match(sentence)
-        if correcting or (said_not and to_assistant):
-            out += _as_correction(_corrected(sentence, name))
-        else:
-            out += _statement(sentence, name)
+        yield sentence, bool(correcting or (said_not and to_assistant))
         correcting = False
+
+
+def _user_text(text: str, name: str, *, to_assistant: bool = True) -> list[Extracted]:
+    """What a user's message states."""
+    if _SYSTEMISH.match(text):
+        return []  # a pasted or restated system prompt is not about the user
+    out: list[Extracted] = []
+    for sentence, correcting in _sentences(text, to_assistant=to_assistant):
+        out += (
+            _as_correction(_corrected(sentence, name)) if correcting else _statement(sentence, name)
+        )
     return out
 
 
@@ -773,15 +783,40 @@ def _tool(content: str, tool: str) -> list[Extracted]:
     if not lines:
         return []
     if not _failed(content):
-        content = f"Tool {tool} returned: {_clip(lines[0], 120)}"
-        return _hit(Kind.TOOL_RESULT, content, 0.4, hints=(tool, f"{tool} result"))
+        line = _clip(lines[0], 120)
+        found = _hit(
+            Kind.TOOL_RESULT, f"Tool {tool} returned: {line}", 0.4, hints=(tool, f"{tool} result")
+        )
+        return [replace(e, tool=tool, detail=line) for e in found]
     errors = [ln for ln in lines if _EXCEPTION_LINE.match(ln)] or [
         ln for ln in lines if _failed(ln)
     ]
     # a traceback ends with its exception; otherwise the first error line says most
     line = errors[-1] if errors and "traceback" in content.lower() else (errors or lines)[0]
-    found = _hit(Kind.TOOL_RESULT, f"Tool {tool} failed: {_clip(line, 160)}", 0.9)
-    return [replace(e, tags=("tool_failure",), query_hints=(tool, f"{tool} error")) for e in found]
+    line = _clip(line, 160)
+    found = _hit(
+        Kind.TOOL_RESULT, f"Tool {tool} failed: {line}", 0.9, hints=(tool, f"{tool} error")
+    )
+    return [replace(e, tags=(Tag.TOOL_FAILURE,), tool=tool, detail=line) for e in found]
+
+
+def events(turn: Turn) -> frozenset[Tag]:
+    """The events a turn states, found without extracting the rest of it: a failed tool
+    call, or the user correcting the assistant (the same :class:`Tag` that extraction
+    gives the turn when it stands alone)."""
+    role = turn.role.strip().lower()
+    if role in _TOOL_ROLES:
+        failed = bool(turn.content.strip()) and _failed(turn.content)
+        return frozenset({Tag.TOOL_FAILURE}) if failed else frozenset()
+    if role not in _USER_ROLES or _SYSTEMISH.match(turn.content):
+        return frozenset()
+    name = (turn.speaker or "User").strip() or "User"
+    corrects = any(
+        _corrected(sentence, name)
+        for sentence, correcting in _sentences(turn.content, to_assistant=True)
+        if correcting
+    )
+    return frozenset({Tag.CORRECTION}) if corrects else frozenset()
 
 
 class HeuristicExtractor:

@@ -29,7 +29,7 @@ def open_store(settings: Settings) -> Store:
 
     db = _open_database(settings)
     try:
-        vectors = vector_backends.create(db.vector_backend)(db, settings)
+        vectors = vector_backends.create(db.vector_backend, settings)(db)
     except BaseException:
         db.close()
         raise

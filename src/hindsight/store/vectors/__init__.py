@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
-from hindsight.registry import Registry
+from hindsight.registry import Options, Registry, no_options
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
@@ -84,10 +84,8 @@ class VectorBackend(Protocol):
     def close(self) -> None: ...
 
 
-class VectorFactory(Protocol):
-    """Makes a backend over a store's database, configured by the settings."""
-
-    def __call__(self, db: Database, settings: Settings) -> VectorBackend: ...
+VectorFactory = Callable[["Database"], VectorBackend]
+"""Makes a backend over a store's database (configured by the settings beforehand)."""
 
 
 def checked(vector: Vector, dimension: int | None) -> Vector:
@@ -101,10 +99,11 @@ def checked(vector: Vector, dimension: int | None) -> Vector:
     return vector
 
 
-def _local(db: Database, settings: Settings) -> VectorBackend:
+def _local(settings: Settings, options: Options) -> VectorFactory:
     from hindsight.store.vectors.local import LocalVectors
 
-    return LocalVectors(
+    no_options("vector backend", "local", options)
+    return lambda db: LocalVectors(
         db,
         directory=settings.index_dir,
         hnsw_threshold=settings.hnsw_threshold,
@@ -112,16 +111,17 @@ def _local(db: Database, settings: Settings) -> VectorBackend:
     )
 
 
-def _pgvector(db: Database, settings: Settings) -> VectorBackend:
+def _pgvector(settings: Settings, options: Options) -> VectorFactory:
     from hindsight.store.vectors.pgvector import PgVectors
 
-    return PgVectors(db, hnsw_threshold=settings.hnsw_threshold)
+    no_options("vector backend", "pgvector", options)
+    return lambda db: PgVectors(db, hnsw_threshold=settings.hnsw_threshold)
 
 
-# The registry's factories take no arguments: each returns the backend's own factory,
-# which ``open_store`` calls with the database and the settings.
-vector_backends: Registry[VectorFactory] = Registry("vector backend")
-vector_backends.register("local", lambda: _local)
-vector_backends.register("pgvector", lambda: _pgvector)
+# A backend is made in two steps: the registry's factory reads the settings, and what
+# it returns is bound to the store's database by ``open_store``.
+vector_backends: Registry[VectorFactory] = Registry("vectors", "vector backend")
+vector_backends.register("local", _local)
+vector_backends.register("pgvector", _pgvector)
 
 __all__ = ["Hits", "Rows", "Vector", "VectorBackend", "VectorFactory", "vector_backends"]
