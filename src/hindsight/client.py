@@ -15,11 +15,9 @@ and how to read the answer; both clients turn those into methods.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import json
-import sys
 from collections.abc import (
     AsyncIterator,
     Callable,
@@ -35,11 +33,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Concatenate, Final, Generic, ParamSpec, TypeVar
 from urllib.parse import quote
 
-from hindsight import errors, validate
+from hindsight import errors, validate, views
 from hindsight.engine import UNSET, _Unset
 from hindsight.models import (
-    ChannelHit,
-    Explanation,
     ForgetReceipt,
     Kind,
     Memory,
@@ -50,7 +46,6 @@ from hindsight.models import (
     Turn,
 )
 from hindsight.store import StoreStats, WorkingTurn
-from hindsight.transfer import memory_from_dict
 
 if TYPE_CHECKING:
     import httpx
@@ -101,19 +96,7 @@ class _Call(Generic[T]):
     def content(self) -> bytes | None:
         if self.body is None:
             return None
-        return json.dumps(self.body, ensure_ascii=False, default=_json_default).encode("utf-8")
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Turn):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | set | frozenset):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+        return views.dumps(self.body).encode("utf-8")
 
 
 def _error(status: int, content: bytes) -> errors.HindsightError:
@@ -128,78 +111,23 @@ def _error(status: int, content: bytes) -> errors.HindsightError:
 
 
 def _memory(data: Any) -> Memory:
-    return memory_from_dict(data, limit=sys.maxsize)
+    return views.memory_from(data)
 
 
 def _memories(key: str) -> Callable[[Any], list[Memory]]:
-    return lambda data: [_memory(m) for m in data[key]]
-
-
-def _retained(data: Any) -> RetainResult:
-    return RetainResult(
-        episodes=list(data["episodes"]),
-        created=list(data["created"]),
-        updated=list(data["updated"]),
-        superseded=[(s["old"], s["new"]) for s in data["superseded"]],
-    )
+    return lambda data: [views.memory_from(m) for m in data[key]]
 
 
 def _recalled(data: Any) -> list[RecallResult]:
-    results = []
-    for hit in data["results"]:
-        e = hit["explanation"]
-        explanation = Explanation(
-            channels={
-                n: ChannelHit(rank=c["rank"], score=c["score"]) for n, c in e["channels"].items()
-            },
-            fused=e["fused"],
-            boosts=dict(e["boosts"]),
-            final=e["final"],
-            owner_weight=e["owner_weight"],
-        )
-        results.append(RecallResult(_memory(hit["memory"]), hit["score"], explanation))
-    return results
-
-
-def _time(value: Any, field: str) -> datetime:
-    when = validate.timestamp(value, field=field)
-    assert when is not None
-    return when
-
-
-def _receipt(data: Any) -> ForgetReceipt:
-    criteria = dict(data["criteria"])
-    for name in ("since", "until"):
-        if isinstance(criteria.get(name), str):
-            criteria[name] = _time(criteria[name], name)
-    return ForgetReceipt(
-        id=data["id"],
-        deleted_ids=list(data["deleted_ids"]),
-        derived_ids=list(data["derived_ids"]),
-        at=_time(data["at"], "at"),
-        criteria=criteria,
-    )
-
-
-def _stats(data: Any) -> StoreStats:
-    return StoreStats(**{f.name: data[f.name] for f in dataclasses.fields(StoreStats)})
+    return [views.recall_hit_from(hit) for hit in data["results"]]
 
 
 def _turns(data: Any) -> list[WorkingTurn]:
-    return [
-        WorkingTurn(
-            **{
-                **t,
-                "created_at": _time(t["created_at"], "created_at"),
-                "expires_at": _time(t["expires_at"], "expires_at"),
-            }
-        )
-        for t in data["turns"]
-    ]
+    return [views.turn_from(t) for t in data["turns"]]
 
 
 def _observed(data: Any) -> RetainResult | None:
-    return None if data["retained"] is None else _retained(data["retained"])
+    return None if data["retained"] is None else views.retained_from(data["retained"])
 
 
 def _value(x: Any) -> Any:
@@ -248,7 +176,7 @@ class _Ops:
             "confidence": confidence,
             "metadata": metadata,
         }
-        return _Call("POST", "/v1/memories", _retained, body=body)
+        return _Call("POST", "/v1/memories", views.retained_from, body=body)
 
     @staticmethod
     def recall(
@@ -310,7 +238,7 @@ class _Ops:
     @staticmethod
     def stats(owner: str | None = None) -> _Call[StoreStats]:
         """Counts by kind and status, and the store's size and model."""
-        return _Call("GET", "/v1/stats", _stats, params={"owner": owner})
+        return _Call("GET", "/v1/stats", views.stats_from, params={"owner": owner})
 
     @staticmethod
     def update(
@@ -346,11 +274,13 @@ class _Ops:
         if memory_id is not None:
             if session_id is not None or since or until:
                 raise errors.ValidationError("give a memory id, or an owner with filters, not both")
-            return _Call("DELETE", _memory_path(memory_id), _receipt, params={"owner": owner})
+            return _Call(
+                "DELETE", _memory_path(memory_id), views.receipt_from, params={"owner": owner}
+            )
         if owner is None:
             raise errors.ValidationError("give a memory id or an owner")
         body = {"owner": owner, "session_id": session_id, "since": since, "until": until}
-        return _Call("POST", "/v1/forget", _receipt, body=body)
+        return _Call("POST", "/v1/forget", views.receipt_from, body=body)
 
     @staticmethod
     def import_records(records: Iterable[Mapping[str, Any]]) -> _Call[dict[str, int]]:
@@ -397,13 +327,18 @@ class _Ops:
     def consolidate(owner: str, session_id: str) -> _Call[RetainResult]:
         """Move a session's working memory into long-term memory and clear the window."""
         return _Call(
-            "POST", _session_path(session_id, "consolidate"), _retained, body={"owner": owner}
+            "POST",
+            _session_path(session_id, "consolidate"),
+            views.retained_from,
+            body={"owner": owner},
         )
 
     @staticmethod
     def close_session(owner: str, session_id: str) -> _Call[RetainResult]:
         """End a session: consolidate what is left of its window."""
-        return _Call("POST", _session_path(session_id, "close"), _retained, body={"owner": owner})
+        return _Call(
+            "POST", _session_path(session_id, "close"), views.retained_from, body={"owner": owner}
+        )
 
     @staticmethod
     def summarize(owner: str, session_id: str) -> _Call[Memory]:

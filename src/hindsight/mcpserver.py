@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, ParamSpec, Typ
 from pydantic import Field
 from pydantic import ValidationError as ArgumentsError
 
-from hindsight import serving
+from hindsight import serving, views
 from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token
 from hindsight.engine import MAX_K, UNSET, Hindsight
 from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError
 from hindsight.errors import ValidationError as InputError
 from hindsight.models import ForgetReceipt, RecallResult, RetainResult
 from hindsight.store import WorkingTurn
-from hindsight.transfer import memory_to_dict
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -261,7 +260,7 @@ class _Tools:
             content=UNSET if content is None else content,
             metadata=UNSET if metadata is None else metadata,
         )
-        return {"ok": True, "memory": memory_to_dict(memory)}
+        return {"ok": True, "memory": views.memory(memory)}
 
     async def memory_delete(self, memory_id: MemoryId) -> dict[str, Any]:
         """Delete one memory for good, by id, with whatever was derived only from it.
@@ -287,7 +286,7 @@ class _Tools:
         return await self._call(self._summarize, hs, owner, session_id)
 
     def _summarize(self, hs: Hindsight, owner: str, session_id: str) -> dict[str, Any]:
-        return {"summary": memory_to_dict(hs.summarize(owner, session_id))}
+        return {"summary": views.memory(hs.summarize(owner, session_id))}
 
     async def memory_reflect(
         self,
@@ -317,7 +316,7 @@ class _Tools:
         until: str | None,
     ) -> dict[str, Any]:
         written = hs.reflect(owner, session_id=session_id, since=since, until=until)
-        return {"reflections": [memory_to_dict(m) for m in written]}
+        return {"reflections": [views.memory(m) for m in written]}
 
     # -- working memory ------------------------------------------------------------------
     async def session_append(

@@ -8,7 +8,6 @@ and generated clients. Times are ISO 8601 strings, as the library accepts them.
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Final, Literal
@@ -16,7 +15,7 @@ from typing import Annotated, Any, Final, Literal
 from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from hindsight import validate
+from hindsight import validate, views
 from hindsight.engine import MAX_K
 from hindsight.models import (
     ForgetReceipt,
@@ -28,7 +27,6 @@ from hindsight.models import (
     Status,
 )
 from hindsight.store import StoreStats, WorkingTurn
-from hindsight.transfer import memory_to_dict
 
 Role = Literal["user", "assistant", "tool", "system"]
 _TIME: Final = "An ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z."
@@ -113,7 +111,7 @@ class MemoryOut(BaseModel):
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
-        return cls.model_validate(memory_to_dict(memory), strict=False)
+        return cls.model_validate(views.memory(memory), strict=False)
 
 
 class MessageIn(_In):
@@ -154,12 +152,7 @@ class RetainOut(BaseModel):
 
     @classmethod
     def of(cls, r: RetainResult) -> RetainOut:
-        return cls(
-            episodes=r.episodes,
-            created=r.created,
-            updated=r.updated,
-            superseded=[Superseded(old=old, new=new) for old, new in r.superseded],
-        )
+        return cls.model_validate(views.retained(r))
 
 
 class RecallIn(_In):
@@ -206,20 +199,7 @@ class RecallHit(BaseModel):
 
     @classmethod
     def of(cls, r: RecallResult) -> RecallHit:
-        e = r.explanation
-        return cls(
-            memory=MemoryOut.of(r.memory),
-            score=r.score,
-            explanation=ExplanationOut(
-                channels={
-                    n: ChannelHitOut(rank=h.rank, score=h.score) for n, h in e.channels.items()
-                },
-                fused=e.fused,
-                boosts=dict(e.boosts),
-                owner_weight=e.owner_weight,
-                final=e.final,
-            ),
-        )
+        return cls.model_validate(views.recall_hit(r), strict=False)
 
 
 class RecallOut(BaseModel):
@@ -265,7 +245,7 @@ class ReceiptOut(BaseModel):
 
     @classmethod
     def of(cls, r: ForgetReceipt) -> ReceiptOut:
-        return cls(count=r.count, **dataclasses.asdict(r))
+        return cls.model_validate(views.receipt(r), strict=False)
 
 
 class ImportIn(_In):
@@ -289,7 +269,7 @@ class StatsOut(BaseModel):
 
     @classmethod
     def of(cls, s: StoreStats) -> StatsOut:
-        return cls(**dataclasses.asdict(s))
+        return cls.model_validate(views.stats(s))
 
 
 # -- working memory ---------------------------------------------------------------------------
@@ -326,19 +306,7 @@ class TurnOut(BaseModel):
 
     @classmethod
     def of(cls, t: WorkingTurn) -> TurnOut:
-        return cls(
-            seq=t.seq,
-            owner=t.owner,
-            session_id=t.session_id,
-            role=t.role,
-            content=t.content,
-            tokens=t.tokens,
-            created_at=t.created_at,
-            expires_at=t.expires_at,
-            speaker=t.speaker,
-            tool_name=t.tool_name,
-            metadata=t.metadata,
-        )
+        return cls.model_validate(views.turn(t), strict=False)
 
 
 class WindowOut(BaseModel):

@@ -9,13 +9,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 from pathlib import Path
 from typing import IO, Any, Final, TypeVar
 
 import click
 import pydantic
 
+from hindsight import views
 from hindsight.config import Settings
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError, NotFoundError, ValidationError
@@ -28,8 +28,6 @@ from hindsight.models import (
     Source,
     Status,
 )
-from hindsight.store import WorkingTurn
-from hindsight.transfer import memory_to_dict
 
 EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2
@@ -162,19 +160,9 @@ class App:
             click.echo(message, err=True)
 
 
-def _json_default(value: object) -> object:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
-
-
 def dumps(data: object) -> str:
     """The one JSON encoder of the CLI: UTF-8, ISO 8601 datetimes."""
-    return json.dumps(data, ensure_ascii=False, default=_json_default)
+    return views.dumps(data)
 
 
 def emit_json(data: object) -> None:
@@ -185,57 +173,25 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def memory_json(m: Memory) -> dict[str, Any]:
-    data = memory_to_dict(m)
-    data.pop("format", None)
-    return data
-
-
 def result_json(r: RecallResult) -> dict[str, Any]:
     """A memory as exported, with its score and why, and its session and source at the top."""
     m = r.memory
     return {
-        **memory_json(m),
+        **views.memory(m),
         "session_id": m.provenance.session_id,
         "source": m.provenance.source.value,
         "score": r.score,
-        "explanation": r.explanation.as_dict(),
-    }
-
-
-def retain_json(r: RetainResult) -> dict[str, Any]:
-    return {
-        "episodes": r.episodes,
-        "created": r.created,
-        "updated": r.updated,
-        "superseded": [{"old": old, "new": new} for old, new in r.superseded],
+        "explanation": views.explanation(r.explanation),
     }
 
 
 def receipt_json(r: ForgetReceipt) -> dict[str, Any]:
+    data = views.receipt(r)
     return {
-        "receipt": r.id,
-        "count": r.count,
+        "receipt": data.pop("id"),
+        **data,
         "deleted": len(r.deleted_ids),
         "derived": len(r.derived_ids),
-        "deleted_ids": r.deleted_ids,
-        "derived_ids": r.derived_ids,
-        "at": r.at,
-        "criteria": r.criteria,
-    }
-
-
-def turn_json(t: WorkingTurn) -> dict[str, Any]:
-    return {
-        "seq": t.seq,
-        "role": t.role,
-        "content": t.content,
-        "tokens": t.tokens,
-        "created_at": t.created_at,
-        "expires_at": t.expires_at,
-        "speaker": t.speaker,
-        "tool_name": t.tool_name,
-        "metadata": t.metadata,
     }
 
 
@@ -291,7 +247,7 @@ def print_results(results: Sequence[RecallResult], *, show_owner: bool = False) 
 
 
 def print_memory(m: Memory) -> None:
-    for key, value in memory_json(m).items():
+    for key, value in views.memory(m).items():
         if isinstance(value, dict | list):
             value = dumps(value)
         click.echo(f"{key + ':':<18}{'-' if value is None else value}")

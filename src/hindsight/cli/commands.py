@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from hindsight import demo, validate
+from hindsight import demo, validate, views
 from hindsight.cli.base import (
     KINDS,
     ROLES,
@@ -27,7 +27,6 @@ from hindsight.cli.base import (
     emit_json,
     iso,
     json_option,
-    memory_json,
     owner_option,
     parse_metadata,
     print_memory,
@@ -35,11 +34,9 @@ from hindsight.cli.base import (
     read_text,
     receipt_json,
     result_json,
-    retain_json,
     retain_lines,
     short,
     stdin_is_terminal,
-    turn_json,
 )
 from hindsight.engine import UNSET, Hindsight
 from hindsight.errors import ValidationError
@@ -116,7 +113,7 @@ def retain(
         metadata=metadata,
     )
     if as_json:
-        emit_json(retain_json(result))
+        emit_json(views.retained(result))
     else:
         click.echo("\n".join(retain_lines(result)))
 
@@ -278,7 +275,7 @@ def list_(
         offset=offset,
     )
     if as_json:
-        emit_json({"memories": [memory_json(m) for m in memories]})
+        emit_json({"memories": [views.memory(m) for m in memories]})
         return
     if not memories:
         click.echo("no memories")
@@ -298,7 +295,7 @@ def show(app: App, as_json: bool, memory_id: str) -> None:
     """Show one memory, every field of it."""
     memory = app.engine.get(memory_id)
     if as_json:
-        emit_json(memory_json(memory))
+        emit_json(views.memory(memory))
     else:
         print_memory(memory)
 
@@ -356,7 +353,7 @@ def update(
         status=UNSET if status is None else status,
     )
     if as_json:
-        emit_json(memory_json(memory))
+        emit_json(views.memory(memory))
     else:
         print_memory(memory)
 
@@ -487,7 +484,7 @@ def session_add(app: App, owner: str, session_id: str, role: str, as_json: bool,
                 "session_id": session_id,
                 "window_turns": len(window),
                 "consolidated": result is not None,
-                "retained": None if result is None else retain_json(result),
+                "retained": None if result is None else views.retained(result),
             }
         )
         return
@@ -507,7 +504,7 @@ def session_show(app: App, owner: str, session_id: str, as_json: bool) -> None:
     turns = app.engine.window(owner, session_id)
     if as_json:
         emit_json(
-            {"owner": owner, "session_id": session_id, "turns": [turn_json(t) for t in turns]}
+            {"owner": owner, "session_id": session_id, "turns": [views.turn(t) for t in turns]}
         )
         return
     if not turns:
@@ -527,7 +524,7 @@ def session_close(app: App, owner: str, session_id: str, as_json: bool) -> None:
     """End a session: move what is left of its window to long-term memory."""
     result = app.engine.close_session(owner, session_id)
     if as_json:
-        emit_json(retain_json(result))
+        emit_json(views.retained(result))
     else:
         click.echo("\n".join(retain_lines(result)))
 
@@ -563,7 +560,7 @@ def summarize(app: App, owner: str, session_id: str, as_json: bool) -> None:
     """
     memory = app.engine.summarize(owner, session_id)
     if as_json:
-        emit_json(memory_json(memory))
+        emit_json(views.memory(memory))
         return
     click.echo(memory.content)
     turns = memory.metadata.get("turns", len(memory.provenance.derived_from))
@@ -593,7 +590,7 @@ def reflect(
     """
     reflections = app.engine.reflect(owner, session_id=session_id, since=since, until=until)
     if as_json:
-        emit_json({"reflections": [memory_json(m) for m in reflections]})
+        emit_json({"reflections": [views.memory(m) for m in reflections]})
         return
     if not reflections:
         click.echo("no new or changed lessons")
@@ -628,7 +625,7 @@ def demo_(app: App, demo_home: Path | None, as_json: bool) -> None:
                 {
                     "home": str(home) if demo_home or app.home else None,
                     "owner": demo.OWNER,
-                    "retained": [retain_json(r) for r in run.retained],
+                    "retained": [views.retained(r) for r in run.retained],
                     "recalls": [
                         {"query": q, "results": [result_json(r) for r in results]}
                         for q, results in run.recalls

@@ -1,0 +1,171 @@
+"""Domain objects as JSON, and back: the one shape every interface speaks.
+
+The CLI's ``--json``, the REST schemas, the MCP tools and the client all build their
+answers from these functions (each interface may wrap them: MCP keeps results short
+for a model's context), and the client reads REST's answers back with the ``*_from``
+functions. Times are ISO 8601 strings with their offset; enums are their values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Mapping
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from hindsight import validate
+from hindsight.models import (
+    ChannelHit,
+    Explanation,
+    ForgetReceipt,
+    Memory,
+    RecallResult,
+    RetainResult,
+    Turn,
+)
+from hindsight.store import StoreStats, WorkingTurn
+from hindsight.transfer import memory_from_dict, memory_to_dict
+
+JSON = dict[str, Any]
+
+
+def _default(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Turn):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def dumps(data: object) -> str:
+    """The one JSON encoder: UTF-8 text, ISO 8601 times, enums as their values."""
+    return json.dumps(data, ensure_ascii=False, default=_default)
+
+
+def _time(value: Any, field: str) -> datetime:
+    when = validate.timestamp(value, field=field)
+    assert when is not None
+    return when
+
+
+# -- memories ----------------------------------------------------------------------------
+def memory(m: Memory) -> JSON:
+    """A memory as exported, without the export's format number."""
+    data = memory_to_dict(m)
+    data.pop("format", None)
+    return data
+
+
+def memory_from(data: Mapping[str, Any]) -> Memory:
+    return memory_from_dict(data, limit=sys.maxsize)
+
+
+# -- recall ------------------------------------------------------------------------------
+def explanation(e: Explanation) -> JSON:
+    return e.as_dict()
+
+
+def explanation_from(data: Mapping[str, Any]) -> Explanation:
+    return Explanation(
+        channels={
+            n: ChannelHit(rank=c["rank"], score=c["score"]) for n, c in data["channels"].items()
+        },
+        fused=data["fused"],
+        boosts=dict(data["boosts"]),
+        final=data["final"],
+        owner_weight=data["owner_weight"],
+    )
+
+
+def recall_hit(r: RecallResult) -> JSON:
+    return {"memory": memory(r.memory), "score": r.score, "explanation": explanation(r.explanation)}
+
+
+def recall_hit_from(data: Mapping[str, Any]) -> RecallResult:
+    return RecallResult(
+        memory_from(data["memory"]), data["score"], explanation_from(data["explanation"])
+    )
+
+
+# -- writes and deletions ----------------------------------------------------------------
+def retained(r: RetainResult) -> JSON:
+    return {
+        "episodes": r.episodes,
+        "created": r.created,
+        "updated": r.updated,
+        "superseded": [{"old": old, "new": new} for old, new in r.superseded],
+    }
+
+
+def retained_from(data: Mapping[str, Any]) -> RetainResult:
+    return RetainResult(
+        episodes=list(data["episodes"]),
+        created=list(data["created"]),
+        updated=list(data["updated"]),
+        superseded=[(s["old"], s["new"]) for s in data["superseded"]],
+    )
+
+
+def receipt(r: ForgetReceipt) -> JSON:
+    criteria = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in r.criteria.items()}
+    return {
+        "id": r.id,
+        "count": r.count,
+        "deleted_ids": r.deleted_ids,
+        "derived_ids": r.derived_ids,
+        "at": r.at.isoformat(),
+        "criteria": criteria,
+    }
+
+
+def receipt_from(data: Mapping[str, Any]) -> ForgetReceipt:
+    criteria = dict(data["criteria"])
+    for name in ("since", "until"):
+        if isinstance(criteria.get(name), str):
+            criteria[name] = _time(criteria[name], name)
+    return ForgetReceipt(
+        id=data["id"],
+        deleted_ids=list(data["deleted_ids"]),
+        derived_ids=list(data["derived_ids"]),
+        at=_time(data["at"], "at"),
+        criteria=criteria,
+    )
+
+
+# -- the store and working memory --------------------------------------------------------
+def stats(s: StoreStats) -> JSON:
+    return dataclasses.asdict(s)
+
+
+def stats_from(data: Mapping[str, Any]) -> StoreStats:
+    return StoreStats(**{f.name: data[f.name] for f in dataclasses.fields(StoreStats)})
+
+
+def turn(t: WorkingTurn) -> JSON:
+    return {
+        **dataclasses.asdict(t),
+        "created_at": t.created_at.isoformat(),
+        "expires_at": t.expires_at.isoformat(),
+    }
+
+
+def turn_from(data: Mapping[str, Any]) -> WorkingTurn:
+    return WorkingTurn(
+        **{
+            **data,
+            "created_at": _time(data["created_at"], "created_at"),
+            "expires_at": _time(data["expires_at"], "expires_at"),
+        }
+    )
