@@ -14,7 +14,7 @@ from hindsight import Settings
 from hindsight.errors import ValidationError
 from hindsight.extract import DEFAULT_EXTRACTOR, Extracted, Extractor, registry
 from hindsight.extract.heuristic import HeuristicExtractor
-from hindsight.models import Kind, Turn
+from hindsight.models import Kind, Tag, Turn
 from hindsight.registry import Registry
 
 P, F, E, T = Kind.PREFERENCE, Kind.FACT, Kind.EXPERIENCE, Kind.TOOL_RESULT
@@ -320,7 +320,7 @@ def test_registry() -> None:
         registry.create("nope", cfg)
     with pytest.raises(ValidationError, match="takes no options, got: model"):
         registry.create(DEFAULT_EXTRACTOR, cfg, {"model": "m"})
-    own: Registry[Extractor] = Registry("extractor", "extractor")
+    own: Registry[Extractor] = Registry("extractor")
     own.register("mine", lambda settings, options: HeuristicExtractor())
     made: Extractor = own.create("mine", cfg)
     assert made.name == "heuristic"
@@ -335,12 +335,18 @@ def test_registry() -> None:
         {"confidence": float("nan")},
         {"turn_index": -1},
         {"polarity": 0},
+        {"tags": ("corection",)},
     ],
 )
 def test_extracted_rejects_invalid_values(fields: dict[str, Any]) -> None:
     base: dict[str, Any] = {"kind": Kind.FACT, "content": "x", "confidence": 0.5, "turn_index": 0}
     with pytest.raises(ValidationError):
         Extracted(**(base | fields))
+
+
+def test_a_plugins_plain_string_tags_become_tags() -> None:
+    found = Extracted(Kind.FACT, "x", 0.5, 0, tags=("correction",))  # type: ignore[arg-type]
+    assert found.tags == (Tag.CORRECTION,) and isinstance(found.tags[0], Tag)
 
 
 def test_speed() -> None:

@@ -73,7 +73,7 @@ class Checkpoint(abc.ABC):
         raise WriteRefusedError(f"{self.name}: {reason}")
 
 
-checkpoints: Registry[Checkpoint] = Registry("checkpoint", "checkpoint")
+checkpoints: Registry[Checkpoint] = Registry("checkpoint")
 """Write checkpoints by name; ``Settings.checkpoints`` lists those in force, in order."""
 
 Planner = Callable[["StoreKnown"], Plan]

@@ -54,6 +54,9 @@ class Tag(enum.StrEnum):
     TOOL_FAILURE = "tool_failure"  # a tool call failed
 
 
+TAG_VALUES: Final = frozenset(t.value for t in Tag)
+
+
 class Status(enum.StrEnum):
     ACTIVE = "active"
     ARCHIVED = "archived"

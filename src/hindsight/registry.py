@@ -41,12 +41,12 @@ class Registry(Generic[T]):
     """Factories of one kind of provider, by name.
 
     ``kind`` prefixes the provider's entry points and options (``extractor.heuristic``);
-    ``what`` names the kind in error messages.
+    ``what`` names the kind in error messages (by default, ``kind``).
     """
 
-    def __init__(self, kind: str, what: str) -> None:
+    def __init__(self, kind: str, what: str | None = None) -> None:
         self.kind = kind
-        self._what = what
+        self._what = what or kind
         self._factories: dict[str, Factory[T]] = {}
 
     def register(self, name: str, factory: Factory[T]) -> None:

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hindsight.errors import ValidationError
-from hindsight.models import Kind, Tag, Turn
+from hindsight.models import TAG_VALUES, Kind, Tag, Turn
 from hindsight.registry import Registry
 
 #: Kinds an extractor may produce; episodes are kept verbatim by the engine.
 EXTRACTABLE_KINDS = frozenset({Kind.PREFERENCE, Kind.FACT, Kind.EXPERIENCE, Kind.TOOL_RESULT})
-_TAGS = frozenset(t.value for t in Tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +56,9 @@ class Extracted:
             raise ValidationError(f"turn_index {self.turn_index} is negative")
         if self.polarity not in (1, -1):
             raise ValidationError(f"polarity must be 1 or -1, not {self.polarity!r}")
-        if unknown := [t for t in self.tags if t not in _TAGS]:
-            raise ValidationError(f"unknown tags {unknown!r}; known: {', '.join(_TAGS)}")
+        if unknown := [t for t in self.tags if t not in TAG_VALUES]:
+            known = ", ".join(sorted(TAG_VALUES))
+            raise ValidationError(f"unknown tags {unknown!r}; known: {known}")
         # a plugin may hand plain strings: keep the enum
         object.__setattr__(self, "tags", tuple(Tag(t) for t in self.tags))
 
@@ -77,4 +77,4 @@ class Extractor(Protocol):
     def extract(self, turns: Sequence[Turn], *, subject: str) -> list[Extracted]: ...
 
 
-registry: Registry[Extractor] = Registry("extractor", "extractor")
+registry: Registry[Extractor] = Registry("extractor")

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hindsight.models import ROLE_OF_SOURCE, Kind, Memory, Status, Tag
+from hindsight.models import ROLE_OF_SOURCE, TAG_VALUES, Kind, Memory, Status, Tag
 
 MAX_TURN_CHARS: Final = 160  # one quoted turn
 #: Kinds these modules write; they never read them as evidence.
 GENERATED_KINDS: Final = frozenset({Kind.SUMMARY, Kind.REFLECTION})
-_TAGS: Final = frozenset(t.value for t in Tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +55,7 @@ def digest(*parts: str) -> str:
 
 def tags_of(m: Memory) -> set[Tag]:
     tags = m.metadata.get("tags")
-    return {Tag(t) for t in tags if t in _TAGS} if isinstance(tags, list) else set()
+    return {Tag(t) for t in tags if t in TAG_VALUES} if isinstance(tags, list) else set()
 
 
 def role_of(m: Memory) -> str:
