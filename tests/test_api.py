@@ -35,7 +35,9 @@ Response = httpx.Response | httpx2.Response  # TestClient answers with httpx2's
 
 @pytest.fixture
 def api(hs: Hindsight) -> Iterator[TestClient]:
-    with TestClient(create_app(hs, mcp=False), raise_server_exceptions=False) as client:
+    with TestClient(
+        create_app(hs, mcp=False), base_url="http://127.0.0.1", raise_server_exceptions=False
+    ) as client:
         yield client
 
 
@@ -308,7 +310,7 @@ def test_a_body_over_the_limit_is_413_before_it_is_parsed(
     settings.max_request_bytes = 1_000
     with (
         Hindsight(settings, embedder=embedder) as hs,
-        TestClient(create_app(hs, mcp=False)) as api,
+        TestClient(create_app(hs, mcp=False), base_url="http://127.0.0.1") as api,
     ):
         big = {"owner": OWNER, "content": "x" * 2_000}
         error(api.post("/v1/memories", json=big), 413, "RequestTooLarge", "1000 bytes")
@@ -325,7 +327,7 @@ def test_a_slow_store_is_a_503_naming_the_timeout(settings: Settings, embedder: 
     settings.request_timeout_seconds = 1e-9
     with (
         Hindsight(settings, embedder=embedder) as hs,
-        TestClient(create_app(hs, mcp=False)) as api,
+        TestClient(create_app(hs, mcp=False), base_url="http://127.0.0.1") as api,
     ):
         response = api.post("/v1/recall", json={"owners": OWNER, "query": "anything"})
         error(response, 503, "StoreTimeoutError", "did not answer within")
@@ -342,7 +344,7 @@ def test_the_server_deletes_expired_working_memory(
     with Hindsight(settings, embedder=embedder) as hs:
         hs.observe(OWNER, "s1", "a turn that will expire")
         assert hs.stats().working_turns == 1
-        with TestClient(create_app(hs, mcp=False)):
+        with TestClient(create_app(hs, mcp=False), base_url="http://127.0.0.1"):
             deadline = time.monotonic() + 10
             while hs.stats().working_turns and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -354,7 +356,9 @@ def test_an_unexpected_failure_is_a_plain_500_and_ready_says_503(
     settings: Settings, embedder: Embeddings
 ) -> None:
     hs = Hindsight(settings, embedder=embedder)
-    with TestClient(create_app(hs, mcp=False), raise_server_exceptions=False) as api:
+    with TestClient(
+        create_app(hs, mcp=False), base_url="http://127.0.0.1", raise_server_exceptions=False
+    ) as api:
         assert ok(api.get("/ready")) == {"status": "ok"}
         hs.store.close()  # the database goes away under the server
         message = error(api.get("/v1/stats", params={"owner": OWNER}), 500, "InternalError")

@@ -160,7 +160,9 @@ def test_an_unreachable_database_is_one_clear_error(
 
 def test_a_database_gone_under_the_server_is_a_503(pg: Settings, embedder: Embeddings) -> None:
     hs = Hindsight(pg, embedder=embedder)
-    with TestClient(create_app(hs, mcp=False), raise_server_exceptions=False) as api:
+    with TestClient(
+        create_app(hs, mcp=False), base_url="http://127.0.0.1", raise_server_exceptions=False
+    ) as api:
         assert api.get("/ready").status_code == 200
         hs.store.close()  # the connection goes away
         response = api.get("/v1/stats", params={"owner": "user:alice"})

@@ -83,7 +83,11 @@ def test_ready_says_503_when_redis_is_gone(
     settings = Settings(home=tmp_path / "h", database_url=database_url, redis_url=url)
     try:
         with Hindsight(settings, embedder=embedder) as hs:
-            api = TestClient(create_app(hs, mcp=False), raise_server_exceptions=False)
+            api = TestClient(
+                create_app(hs, mcp=False),
+                base_url="http://127.0.0.1",
+                raise_server_exceptions=False,
+            )
             with api:
                 assert api.get("/ready").status_code == 200
                 server.terminate()

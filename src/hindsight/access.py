@@ -25,6 +25,14 @@ from typing import Any, Final
 from hindsight.errors import AuthenticationError, PermissionDeniedError, ValidationError
 
 _HEX: Final = frozenset("0123456789abcdef")
+LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+"""The names a server on loopback is reached by."""
+
+
+def loopback_hosts() -> list[str]:
+    """``host`` and ``host:*`` (any port) for each loopback name: the ``Host`` headers a
+    server without keys answers, against DNS rebinding."""
+    return [h for host in LOOPBACK_HOSTS for h in (host, f"{host}:*")]
 
 
 def _digest(key: str) -> bytes:

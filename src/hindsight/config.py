@@ -80,6 +80,9 @@ class Settings(BaseSettings):
 
     # servers (REST and MCP): see hindsight.access for the key file's format
     api_keys_file: Path | None = None
+    # Host names (host, host:port, host:* for any port) the server answers; by default
+    # the loopback names when no key file is set (against DNS rebinding), any with keys
+    allowed_hosts: list[str] | None = None
     request_timeout_seconds: float = Field(default=30.0, gt=0)
     max_request_bytes: int = Field(default=4_000_000, gt=0)
 

@@ -25,7 +25,7 @@ from pydantic import Field
 from pydantic import ValidationError as ArgumentsError
 
 from hindsight import serving, views
-from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token
+from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token, loopback_hosts
 from hindsight.engine import MAX_K, UNSET, Hindsight
 from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError
 from hindsight.errors import ValidationError as InputError
@@ -502,7 +502,6 @@ def run_stdio(hs: Hindsight) -> None:
 _CALLER: Final[contextvars.ContextVar[Principal | None]] = contextvars.ContextVar(
     "hindsight_mcp_caller", default=None
 )
-_LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
 
 
 def _authenticated_caller() -> Principal:
@@ -571,7 +570,7 @@ def http_app(
     any port) says otherwise; with a keyring the Host is checked only if given.
     """
     if allowed_hosts is None and keyring is None:
-        allowed_hosts = [h for host in _LOOPBACK for h in (host, f"{host}:*")]
+        allowed_hosts = loopback_hosts()
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=allowed_hosts is not None,
         allowed_hosts=list(allowed_hosts or ()),

@@ -12,9 +12,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from hindsight import __version__, jobs, serving
-from hindsight.access import KeyRing
+from hindsight.access import KeyRing, loopback_hosts
 from hindsight.api import errors, memories, sessions
 from hindsight.api.deps import Routes
+from hindsight.api.hosts import HostGuardMiddleware
 from hindsight.api.limits import BodyLimitMiddleware
 from hindsight.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from hindsight.api.schemas import ErrorBody, HealthOut
@@ -58,20 +59,22 @@ def create_app(
     *,
     keyring: KeyRing | None = None,
     mcp: bool = True,
-    mcp_allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
     """The REST API over ``hs``, with MCP over streamable HTTP at ``/mcp`` when ``mcp``.
 
     Without a ``keyring`` every caller is trusted (a local server on loopback); with
     one, each request needs ``Authorization: Bearer <key>`` and stays within its scope.
+    Every route answers only the ``Host`` names in ``HINDSIGHT_ALLOWED_HOSTS``: by
+    default, without keys, the loopback names (against DNS rebinding); with keys, any.
     """
+    allowed_hosts = hs.settings.allowed_hosts
+    if allowed_hosts is None and keyring is None:
+        allowed_hosts = loopback_hosts()
     mcp_app, mcp_lifespan = None, None
     if mcp:
         from hindsight import mcpserver  # only the server needs the MCP SDK
 
-        mcp_app, mcp_lifespan = mcpserver.http_app(
-            hs, keyring=keyring, allowed_hosts=mcp_allowed_hosts
-        )
+        mcp_app, mcp_lifespan = mcpserver.http_app(hs, keyring=keyring, allowed_hosts=allowed_hosts)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -103,6 +106,8 @@ def create_app(
     # The last added runs first: count every request, then refuse oversized bodies.
     app.add_middleware(BodyLimitMiddleware, max_bytes=hs.settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    if allowed_hosts is not None:  # first of all: a misdirected request reaches nothing
+        app.add_middleware(HostGuardMiddleware, allowed_hosts=allowed_hosts)
     return app
 
 
