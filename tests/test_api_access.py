@@ -253,6 +253,7 @@ def test_public_routes_reveal_no_owner(world: World, path: str) -> None:
         ("Bearer wrong-key-0000000000", "the API key is not valid"),
         (f"Basic {ALICE_KEY}", "an API key is required"),
         ("Bearer", "an API key is required"),
+        (f"Bearer {ALICE_KEY} {ALICE_KEY}", "an API key is required"),  # not one token
     ],
 )
 def test_a_missing_or_wrong_key_is_401(

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from hindsight import Hindsight
-from hindsight.access import TRUSTED, Principal
-from hindsight.errors import NotFoundError, PermissionDeniedError
+from hindsight.access import TRUSTED, KeyRing, Principal
+from hindsight.errors import NotFoundError, PermissionDeniedError, ValidationError
 
 ALICE, BOB = "user:alice", "user:bob"
 APP = Principal("alice-app", read=(ALICE, "shared:*"), write=(ALICE,))
@@ -81,3 +81,42 @@ def test_every_operation_out_of_scope_is_denied_and_changes_nothing(
 def test_closing_a_view_closes_nothing(hs: Hindsight) -> None:
     hs.as_principal(APP).close()
     assert hs.retain(ALICE, "Still open.", kind="fact").created
+
+
+BOB_APP = Principal("bob-app", read=(BOB,), write=(BOB,))
+
+
+@pytest.mark.parametrize("target", ["alice's memory", "an unknown id"])
+def test_an_import_cannot_link_into_another_owner(
+    seeded: tuple[Hindsight, str, str], target: str
+) -> None:
+    """A link to another owner's memory reads as a link to nothing: it is dropped, so
+    alice's forget cannot cascade into bob's memories, and nothing tells bob which."""
+    hs, mine, theirs = seeded
+    link = mine if target == "alice's memory" else "m_000000000000feedfeedfeedfeed"
+    record = {**next(r for r in hs.export(BOB) if r["id"] == theirs)}
+    record |= {"id": "m_0000000000001234567812345678", "content": "I love the blues."}
+    record["provenance"] = {**record["provenance"], "derived_from": [link, theirs]}
+    record["superseded_by"] = link
+    assert hs.as_principal(BOB_APP).import_records([record]) == {"imported": 1, "skipped": 0}
+    kept = hs.get(record["id"])
+    assert kept.provenance.derived_from == [theirs] and kept.superseded_by is None
+    receipt = hs.forget(mine)
+    assert receipt.derived_ids == [] and hs.get(record["id"]).owner == BOB
+
+
+def test_an_owners_stats_do_not_move_with_another_owners_writes(hs: Hindsight) -> None:
+    hs.retain(ALICE, "I keep bees.")
+    before = hs.stats(ALICE)
+    for i in range(30):
+        hs.retain(BOB, f"Note {i}: the quarterly numbers are in folder {i}.")
+    assert hs.stats(ALICE) == before and before.size_bytes > 0
+    assert hs.stats().size_bytes > before.size_bytes  # the whole store: its files
+
+
+@pytest.mark.parametrize(
+    "key", [" padded-key-0000000001", "padded-key-0000000001\n", "two words here!!"]
+)
+def test_a_key_with_spaces_is_refused_in_the_key_file(key: str) -> None:
+    with pytest.raises(ValidationError, match="must not contain spaces"):
+        KeyRing.parse({"keys": [{"name": "k", "key": key, "read": ["*"]}]})

@@ -180,6 +180,8 @@ def test_empty_store_and_no_match(hs: Hindsight) -> None:
         ({"owners": [], "query": "x"}, "at least one owner"),
         ({"owners": {"user:a": -1}, "query": "x"}, "weight"),
         ({"owners": {"user:a": float("nan")}, "query": "x"}, "weight"),
+        ({"owners": {"user:a": 1e308}, "query": "x"}, "from 0.001 to 1000"),
+        ({"owners": {"user:a": 1e-320}, "query": "x"}, "from 0.001 to 1000"),
         ({"owners": "user:a\n", "query": "x"}, "owner"),
         ({"owners": "user:a", "query": " "}, "query is empty"),
         ({"owners": "user:a", "query": "x", "k": 0}, "k must"),

@@ -155,7 +155,10 @@ def bearer_token(authorization: str | None) -> str | None:
     if not authorization:
         return None
     scheme, _, token = authorization.strip().partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or any(c.isspace() for c in token):
+        return None
+    return token
 
 
 def _entry_digest(entry: Mapping[str, Any], at: str) -> bytes:
@@ -165,6 +168,8 @@ def _entry_digest(entry: Mapping[str, Any], at: str) -> bytes:
     if key is not None:
         if not isinstance(key, str) or len(key) < 16:
             raise ValidationError(f"{at}.key must be a string of at least 16 characters")
+        if any(c.isspace() for c in key):  # a header cannot carry it: a pasting mistake
+            raise ValidationError(f"{at}.key must not contain spaces or line breaks")
         return _digest(key)
     if not isinstance(sha, str) or len(sha) != 64 or not set(sha.lower()) <= _HEX:
         raise ValidationError(f"{at}.sha256 must be 64 hexadecimal characters")

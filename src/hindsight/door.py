@@ -9,9 +9,11 @@ plans for them meanwhile), the door
 2. shows the plan to each :class:`Checkpoint` in turn, with the caller's
    :class:`WriteContext`; a checkpoint may change the plan's memories (status,
    confidence, content, metadata) or refuse the write,
-3. makes the vectors the plan still needs (a memory whose text a checkpoint
+3. drops any link to a memory of another owner (or to none), so no write ties one
+   owner's memories to another's,
+4. makes the vectors the plan still needs (a memory whose text a checkpoint
    changed is embedded anew, so nothing it removed reaches an index), and
-4. writes it all in the same transaction: all or nothing.
+5. writes it all in the same transaction: all or nothing.
 
 Checkpoints are providers like any other: registered by name in :data:`checkpoints`
 (built-ins and plugins alike) and enabled by ``Settings.checkpoints``.
@@ -114,6 +116,7 @@ class Door:
             encoded = {m.id: embedding_text(m) for m, _ in plan.memories()}
             for check in self.checks:
                 check.review(plan, context)
+            _keep_links_within_owners(plan, self.store)
             self._embed(plan, encoded)
             if plan.inserts or plan.updates:
                 self.store.write(
@@ -147,3 +150,24 @@ class Door:
         plan.inserts = [(m, vectors.get(m.id, v)) for m, v in plan.inserts]
         plan.updates = {mid: (m, vectors.get(mid, v)) for mid, (m, v) in plan.updates.items()}
         plan.needs_vector.clear()
+
+
+def _keep_links_within_owners(plan: Plan, store: Store) -> None:
+    """Drop every link (``derived_from``, ``superseded_by``) that names a memory of another
+    owner, or none: one owner's forget must never cascade into another's memories, and a
+    link to a memory the writer may not see reads as a link to nothing (no oracle)."""
+    owner_of = {m.id: m.owner for m, _ in plan.memories()}
+    outside = {
+        link
+        for m, _ in plan.memories()
+        for link in (*m.provenance.derived_from, m.superseded_by)
+        if link is not None and link not in owner_of
+    }
+    if outside:
+        owner_of.update((m.id, m.owner) for m in store.get(sorted(outside)))
+    for m, _ in plan.memories():
+        links = m.provenance.derived_from
+        if any(owner_of.get(link) != m.owner for link in links):
+            m.provenance.derived_from = [link for link in links if owner_of.get(link) == m.owner]
+        if m.superseded_by is not None and owner_of.get(m.superseded_by) != m.owner:
+            m.superseded_by = None

@@ -13,7 +13,6 @@ input changes nothing, and each write lands in one store transaction.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -47,6 +46,9 @@ from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store, 
 from hindsight.transfer import memory_to_dict
 
 MAX_K: Final = 1_000
+#: Owner weights in a recall lie in this range, so a score is always a finite number.
+MIN_OWNER_WEIGHT: Final = 0.001
+MAX_OWNER_WEIGHT: Final = 1_000.0
 
 
 class _Unset:
@@ -233,10 +235,12 @@ class Hindsight:
                 if (
                     isinstance(weight, bool)
                     or not isinstance(weight, int | float)
-                    or not math.isfinite(weight)
-                    or weight <= 0
+                    or not MIN_OWNER_WEIGHT <= weight <= MAX_OWNER_WEIGHT
                 ):
-                    raise ValidationError(f"weight of owner {name!r} must be a positive number")
+                    raise ValidationError(
+                        f"weight of owner {name!r} must be a number from "
+                        f"{MIN_OWNER_WEIGHT:g} to {MAX_OWNER_WEIGHT:g}"
+                    )
                 weights[validate.owner(name)] = float(weight)
         else:
             weights = {validate.owner(name): 1.0 for name in owners}

@@ -73,6 +73,8 @@ class StoreStats:
     working_turns: int
     embedding_model: str | None
     dimension: int | None
+    # the whole store's files; for one owner, its own text and vectors (characters of
+    # content, hints and metadata, 4 bytes a vector dimension), which no other owner moves
     size_bytes: int
 
 

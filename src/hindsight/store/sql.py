@@ -699,15 +699,26 @@ class SQLStore(Store):
         )
         owners = self.db.read(f"SELECT count(DISTINCT owner) FROM memories {cond}", params)[0][0]
         meta = dict(self.db.read("SELECT key, value FROM meta"))
+        dimension = int(meta["dimension"]) if "dimension" in meta else None
+        memories = sum(by_kind.values())
+        if owner:  # its own rows, never the database's size: that moves with others' writes
+            text = self.db.read(
+                "SELECT coalesce(sum(length(content) + length(query_hints) + length(metadata)), 0)"
+                " FROM memories WHERE owner = ?",
+                (owner,),
+            )[0][0]
+            size = int(text) + memories * 4 * (dimension or 0)
+        else:
+            size = self.db.size_bytes()
         return StoreStats(
-            memories=sum(by_kind.values()),
+            memories=memories,
             by_kind=by_kind,
             by_status=by_status,
             owners=int(owners),
             working_turns=0,  # working memory is apart: its holder counts it
             embedding_model=meta.get("embedding_model"),
-            dimension=int(meta["dimension"]) if "dimension" in meta else None,
-            size_bytes=self.db.size_bytes(),
+            dimension=dimension,
+            size_bytes=size,
         )
 
 
