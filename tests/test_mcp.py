@@ -316,6 +316,12 @@ BAD_CALLS = [
     ),
     ("session_append", {"owner": "user:dora", "session_id": "a b", "content": "x"}, "session id"),
     ("session_window", {"owner": "user:dora", "session_id": ""}, "session id"),
+    *(
+        (tool, {"owner": "user:dora", **arguments, field: when}, field)
+        for when in ("9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00")
+        for tool, arguments in (("memory_search", {"query": "x"}), ("memory_reflect", {}))
+        for field in ("since", "until")
+    ),
 ]
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hindsight.errors import ValidationError
@@ -67,6 +67,12 @@ def choice(enum: type[E], value: object, *, field: str) -> E:
         raise ValidationError(f"invalid {field} {value!r}: expected one of {known}") from None
 
 
+#: The times hindsight accepts: the calendar less a year at each end, so a time can be
+#: shown in any time zone and moved by a day or a year without leaving it.
+EARLIEST: Final = datetime(2, 1, 1, tzinfo=UTC)
+LATEST: Final = datetime(9998, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
 def timestamp(value: object, *, field: str) -> datetime | None:
     """Accept a datetime or an ISO 8601 string; naive times are taken as UTC."""
     if value is None:
@@ -83,7 +89,15 @@ def timestamp(value: object, *, field: str) -> datetime | None:
         raise ValidationError(f"{field} must be a datetime or ISO 8601 string")
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        utc: datetime | None = value.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59-14:00 is past the calendar's end in UTC
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        raise ValidationError(
+            f"{field} must lie between {EARLIEST.date()} and {LATEST.date()} (UTC)"
+        )
+    return utc
 
 
 def time_zone(value: object, *, field: str = "timezone") -> tzinfo:
