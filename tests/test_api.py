@@ -478,3 +478,18 @@ def test_hindsight_serve_runs_a_real_server(tmp_path: Path) -> None:
         proc.terminate()
         _, stderr = proc.communicate(timeout=30)
     assert "access control off" in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.embedded
+def test_docs_work_offline_and_head_answers_like_get(api: TestClient) -> None:
+    page = api.get("/docs")
+    assert page.status_code == 200 and "SwaggerUIBundle" in page.text
+    assert "//" not in page.text.replace("http://127.0.0.1", "")  # no CDN, no other host
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "favicon.png"):
+        assert f"/docs/assets/{asset}" in page.text
+        assert api.get(f"/docs/assets/{asset}").status_code == 200
+    for path in ("/health", "/ready", f"/v1/memories?owner={OWNER}"):
+        got, head = api.get(path), api.head(path)
+        assert head.status_code == got.status_code == 200 and head.content == b""
+        assert head.headers["content-type"] == got.headers["content-type"]
+    assert api.head("/v1/recall").status_code == 405  # HEAD is GET's: a POST route has none

@@ -84,6 +84,22 @@ def test_update_re_embeds_and_validates(hs: Hindsight) -> None:
     assert hs.get(mid) == before
 
 
+def test_an_edited_text_drops_what_was_read_off_the_old_one(hs: Hindsight) -> None:
+    hs.retain("user:alice", "I live in Paris.")
+    [fact] = hs.list_memories("user:alice", kinds=["fact"])
+    assert fact.metadata["value"] == "Paris"
+    hs.update(fact.id, content="User lives in Madrid")
+    edited = hs.get(fact.id)
+    assert "value" not in edited.metadata and edited.metadata["extractor"] == "heuristic"
+    hs.retain("user:alice", "I moved to Lisbon.")  # the slot is still the location
+    assert hs.get(fact.id).superseded_by is not None
+    for content in ("\u200b\u200d\ufeff", "\u2060 \u00a0"):
+        with pytest.raises(ValidationError, match="content is empty"):
+            hs.update(fact.id, content=content)
+        with pytest.raises(ValidationError, match="content is empty"):
+            hs.retain("user:alice", content)
+
+
 def test_export_import_round_trip(hs: Hindsight, tmp_path, embedder: Embeddings) -> None:  # type: ignore[no-untyped-def]
     hs.retain("user:alice", "I live in Paris.", observed_at="2024-01-01", session_id="s1")
     hs.retain("user:alice", "I moved to Berlin.", observed_at="2024-06-01", metadata={"x": 1})

@@ -46,6 +46,8 @@ from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store, 
 from hindsight.transfer import memory_to_dict
 
 MAX_K: Final = 1_000
+#: Metadata an extractor reads off a memory's text; an update of the text drops it.
+READ_FROM_TEXT: Final = frozenset({"value", "polarity", "detail", "applies_when"})
 #: Owner weights in a recall lie in this range, so a score is always a finite number.
 MIN_OWNER_WEIGHT: Final = 0.001
 MAX_OWNER_WEIGHT: Final = 1_000.0
@@ -320,6 +322,11 @@ class Hindsight:
         context = self._context(Operation.UPDATE, self.get(memory_id).owner)
 
         def change(memory: Memory) -> None:
+            if "content" in changes and "metadata" not in changes:
+                # what the extractor read off the old text does not describe the new one
+                memory.metadata = {
+                    k: v for k, v in memory.metadata.items() if k not in READ_FROM_TEXT
+                }
             for name, value in changes.items():
                 setattr(memory, name, value)
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, ParamSpec, Typ
 from pydantic import Field
 from pydantic import ValidationError as ArgumentsError
 
-from hindsight import serving, views
+from hindsight import __version__, serving, views
 from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token, loopback_hosts
 from hindsight.engine import MAX_K, UNSET, Hindsight
 from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError
@@ -455,7 +455,9 @@ class _Server(MCPServer[Any]):
     """An MCPServer whose tool errors are hindsight's own messages, never tracebacks."""
 
     def __init__(self, tools: _Tools) -> None:
-        super().__init__("hindsight", instructions=INSTRUCTIONS, log_level="WARNING")
+        super().__init__(
+            "hindsight", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        )
         self._arguments: dict[str, frozenset[str]] = {}
         for fn in tools.tools():
             self.add_tool(fn, description=inspect.getdoc(fn))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from enum import StrEnum
@@ -40,6 +41,11 @@ def session_id(value: object) -> str | None:
     return value
 
 
+# Format and control characters (zero-width spaces and joiners, BOMs) and separators:
+# text of nothing but these shows nothing and says nothing.
+_INVISIBLE: Final = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp"})
+
+
 def text(value: object, *, field: str = "content", limit: int) -> str:
     if not isinstance(value, str):
         raise ValidationError(f"{field} must be a string, not {type(value).__name__}")
@@ -50,7 +56,7 @@ def text(value: object, *, field: str = "content", limit: int) -> str:
     if "\x00" in value:
         raise ValidationError(f"{field} contains a NUL character")
     stripped = value.strip()
-    if not stripped:
+    if not stripped or all(unicodedata.category(c) in _INVISIBLE for c in stripped):
         raise ValidationError(f"{field} is empty")
     if len(stripped) > limit:
         raise ValidationError(f"{field} is {len(stripped)} characters; the limit is {limit}")

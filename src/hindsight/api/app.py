@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.resources
 import ipaddress
 from collections.abc import AsyncIterator
 from typing import Final
 
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight import __version__, jobs, serving
 from hindsight.access import KeyRing, loopback_hosts
@@ -94,7 +98,10 @@ def create_app(
         version=__version__,
         summary="Long-term and working memory for LLM agents.",
         lifespan=lifespan,
+        docs_url=None,  # served below from the package's files, not a CDN
+        redoc_url=None,
     )
+    _add_docs(app)
     app.state.hindsight = hs
     app.state.keyring = keyring
     app.state.metrics = Metrics()
@@ -106,9 +113,47 @@ def create_app(
     # The last added runs first: count every request, then refuse oversized bodies.
     app.add_middleware(BodyLimitMiddleware, max_bytes=hs.settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    app.add_middleware(HeadAsGet)
     if allowed_hosts is not None:  # first of all: a misdirected request reaches nothing
         app.add_middleware(HostGuardMiddleware, allowed_hosts=allowed_hosts)
     return app
+
+
+def _add_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI from files installed with the server, so it works offline."""
+    assets = importlib.resources.files("fastapi_offline") / "static"
+    app.mount("/docs/assets", StaticFiles(directory=str(assets)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title="hindsight - API",
+            swagger_js_url=f"{root}/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}/docs/assets/swagger-ui.css",
+            swagger_favicon_url=f"{root}/docs/assets/favicon.png",
+        )
+
+
+class HeadAsGet:
+    """HEAD is GET without the body (RFC 9110), on every GET route: a load balancer's or
+    monitor's ``HEAD /health`` gets 200, not 405."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
 # -- probes: open to every caller; they reveal no owner's data ---------------------------------

@@ -679,8 +679,26 @@ def _clause(text: str, name: str) -> list[Extracted]:
     return next((found for rule in _RULES if (found := rule(text, name))), [])
 
 
+_AND = _re(r"\s+and\s+")
+
+
 def _statement(sentence: str, name: str) -> list[Extracted]:
-    return [e for part in _CLAUSES.split(sentence) for e in _clause(part, name)]
+    return [e for part in _CLAUSES.split(sentence) for e in _coordinated(part, name)]
+
+
+def _coordinated(part: str, name: str) -> list[Extracted]:
+    """A clause, or two that share their subject: "I live in Lyon and work as a sound
+    engineer" states where and what, not that the user lives in "Lyon and work". Split
+    at an "and" only where both sides say something on their own."""
+    for joint in _AND.finditer(part):
+        rest = part[joint.end() :]
+        if rest[:1].isupper() or rest.lower().startswith(("i ", "my ")):
+            continue  # "Tom and Jerry"; "and I ..." is split already
+        second = _clause(f"I {rest}", name)
+        first = _clause(part[: joint.start()], name) if second else []
+        if first:
+            return first + second
+    return _clause(part, name)
 
 
 def _corrected(rest: str, name: str) -> list[Extracted]:
