@@ -204,8 +204,7 @@ PUBLIC: dict[str, str] = {
     "metrics": "request counts and latencies per operation; no owners in labels",
     "/openapi.json": "the schema",
     "/docs": "the schema, rendered",
-    "/docs/oauth2-redirect": "part of the rendered docs",
-    "/redoc": "the schema, rendered",
+    "docs-assets": "the rendered docs' script, style and icon, from the package",
 }
 
 

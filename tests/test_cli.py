@@ -547,7 +547,8 @@ def test_session_list_shows_open_sessions(tmp_path: Path) -> None:
 
 def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     listed = run_json(home, "jobs", "list")
-    assert [j["name"] for j in listed] == ["purge-expired"] and listed[0]["every_seconds"] > 0
+    assert [j["name"] for j in listed] == ["purge-expired", "prune-requests"]
+    assert all(j["every_seconds"] > 0 for j in listed)
     assert "purge-expired" in run(home, "jobs", "list").stdout
     monkeypatch.setenv("HINDSIGHT_WM_TTL_SECONDS", "1")
     run(home, "session", "add", "--owner", OWNER, "--session", "old", "I love green tea.")
@@ -555,3 +556,7 @@ def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert run_json(home, "jobs", "run", "purge-expired") == {"job": "purge-expired", "count": 1}
     assert run(home, "jobs", "run", "purge-expired").stdout == "purge-expired: 0\n"
     assert_one_line_error(run(home, "jobs", "run", "nothing", code=2), "nothing")
+    run(home, "retain", "--owner", OWNER, "--request-id", "r1", "I keep bees.")
+    monkeypatch.setenv("HINDSIGHT_REQUEST_TTL_SECONDS", "1")
+    time.sleep(1.1)
+    assert run_json(home, "jobs", "run", "prune-requests") == {"job": "prune-requests", "count": 1}

@@ -256,3 +256,40 @@ def test_async_client_has_the_same_answers(url: str, engine: Hindsight) -> None:
             assert set(receipt.deleted_ids) >= set(kept.episodes)
 
     anyio.run(scenario)
+
+
+class _DropsFirstAnswer:
+    """A transport that sends each request to the server but loses the first answer, as
+    a connection dropped after the server wrote: what a client meets on a bad network."""
+
+    def __init__(self) -> None:
+        import httpx
+
+        self.inner = httpx.HTTPTransport()
+        self.sent: list[str | None] = []
+
+    def handle_request(self, request: Any) -> Any:
+        import httpx
+
+        response = self.inner.handle_request(request)
+        self.sent.append(request.headers.get("idempotency-key"))
+        if len(self.sent) == 1:
+            response.read()
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_write_whose_answer_was_lost_is_sent_again_and_stored_once(
+    url: str, engine: Hindsight
+) -> None:
+    transport = _DropsFirstAnswer()
+    with Client(url, transport=transport) as c:  # type: ignore[arg-type]
+        kept = c.retain(OWNER, "I live in Porto.", session_id="s9")
+    assert len(transport.sent) == 2 and transport.sent[0] == transport.sent[1] is not None
+    assert [m.id for m in engine.list_memories(OWNER, kinds=[Kind.EPISODE])] == kept.episodes
+    lost = _DropsFirstAnswer()
+    with Client(url, retries=0, transport=lost) as c, pytest.raises(StoreError, match="reach"):  # type: ignore[arg-type]
+        c.retain(OWNER, "I live in Faro.")

@@ -207,6 +207,22 @@ def test_write_then_search_explains_each_result(mcp: Session) -> None:
     assert "time x2.00" in today["results"][0]["why"]  # written moments ago: today anywhere
 
 
+def test_write_takes_what_rest_takes_and_a_request_id(mcp: Session) -> None:
+    said = {
+        "owner": "user:fern",
+        "content": "I moved to Oslo.",
+        "session_id": "e1",
+        "source": "user",
+        "observed_at": "2024-05-01T10:00:00Z",
+        "request_id": "w-1",
+    }
+    first = mcp.ok("memory_write", **said)
+    assert mcp.ok("memory_write", **said)["episodes"] == first["episodes"]  # stored once
+    assert "another request" in mcp.error("memory_write", **{**said, "content": "Bergen"})
+    summary = mcp.ok("memory_summarize", owner="user:fern", session_id="e1")["summary"]
+    assert "2024-05-01" in summary["content"] and summary["provenance"]["session_id"] == "e1"
+
+
 def test_update_then_delete_one_memory(mcp: Session) -> None:
     written = mcp.ok(
         "memory_write",
@@ -422,6 +438,7 @@ def test_a_call_past_the_time_limit_is_a_clear_tool_error(
         result = anyio.run(search)
         assert result.is_error
         assert _text(result) == (
-            "StoreTimeoutError: the store did not answer within 1e-06 s; a write may still land "
-            "whole (retrying it reinforces rather than duplicates); try again later"
+            "StoreTimeoutError: the store did not answer within 1e-06 s; a write goes on and "
+            "lands whole (or not at all, if it fails): send it again with the same request_id "
+            "(Idempotency-Key) to get its result without storing it twice"
         )

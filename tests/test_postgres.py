@@ -324,3 +324,32 @@ def test_an_owner_new_to_the_statistics_is_searched_by_key(hs_pg: Hindsight, pg:
         plan = _plan(store, bob, query, exact=exact)
         assert "Join Filter" not in plan, plan
     assert hs_pg.recall("user:bob", "note 7", k=1)[0].memory.content == "note 7"
+
+
+def test_a_benchmark_writes_into_a_schema_of_its_own(
+    database_url: str, postgres_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from click.testing import CliRunner
+
+    from hindsight.cli import cli
+
+    def schemas() -> set[str]:
+        with psycopg.connect(postgres_server) as conn:
+            rows = conn.execute("SELECT nspname FROM pg_namespace").fetchall()
+        return {r[0] for r in rows}
+
+    before = schemas()
+    home = str(tmp_path_factory.mktemp("bench"))
+    result = CliRunner().invoke(
+        cli,
+        ["--home", home, "bench", "scale", "--n", "60", "--queries", "4", "--json"],
+        env={"HINDSIGHT_DATABASE_URL": database_url},
+    )
+    assert result.exit_code == 0, result.output
+    assert schemas() == before  # its schema is gone, and it wrote nowhere else
+    with psycopg.connect(database_url) as conn:
+        tables = conn.execute(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_schema = current_schema() AND table_name = 'memories'"
+        ).fetchone()
+    assert tables == (0,)  # the configured schema holds nothing of it

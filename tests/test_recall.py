@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight import Hindsight, Kind, Settings, ValidationError
+from hindsight import Hindsight, Kind, Settings, StoreError, ValidationError
 from hindsight.embed import Embeddings
 from hindsight.store import Filter
 
@@ -167,6 +167,21 @@ def test_recall_counts_accesses(alice: Hindsight) -> None:
     memory = alice.get(top.memory.id)
     assert memory.access_count == 1 and memory.last_accessed_at is not None
     assert memory.last_accessed_at <= datetime.now(UTC)
+
+
+def test_counting_accesses_never_fails_a_recall(
+    alice: Hindsight, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def deadlocked(hits: dict[str, int], at: datetime) -> None:
+        raise StoreError("deadlock detected")  # what PostgreSQL answered two servers
+
+    (top,) = alice.recall("user:alice", "peanuts", k=1)
+    with monkeypatch.context() as patched:
+        patched.setattr(alice.store, "record_access", deadlocked)
+        alice._search.flush_access(force=True)  # logged, not raised
+        assert alice.recall("user:alice", "peanuts", k=1)[0].memory.id == top.memory.id
+    alice._search.flush_access(force=True)  # the counts were kept for this one
+    assert alice.get(top.memory.id).access_count == 2
 
 
 def test_empty_store_and_no_match(hs: Hindsight) -> None:

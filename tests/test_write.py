@@ -137,6 +137,8 @@ def test_messages_keep_speaker_role_and_time(hs: Hindsight) -> None:
         ({"owner": "user:alice", "messages": [{"role": "pirate", "content": "arr"}]}, "role"),
         ({"owner": "user:alice", "content": "hi", "session_id": "bad id!"}, "session"),
         ({"owner": "user:alice", "content": "hi", "session_id": "s1\n"}, "session"),
+        ({"owner": "user:alice", "messages": [{"content": "hi"}] * 1_001}, "the limit is 1000"),
+        ({"owner": "user:alice", "content": "\u200b\u200d"}, "content is empty"),
     ],
 )
 def test_bad_input_is_refused_and_changes_nothing(

@@ -15,9 +15,13 @@ and how to read the answer; both clients turn those into methods.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import json
+import random
+import time
+import uuid
 from collections.abc import (
     AsyncIterator,
     Callable,
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_TIMEOUT: Final = 30.0
+DEFAULT_RETRIES: Final = 2
 P = ParamSpec("P")
 T = TypeVar("T")
 _ERRORS: Final[dict[str, type[errors.HindsightError]]] = {
@@ -92,6 +97,12 @@ class _Call(Generic[T]):
     read: Callable[[Any], T]
     params: dict[str, Any] | None = None
     body: Any = None
+    headers: dict[str, str] | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """Whether sending it again is safe: a read, or a write under an idempotency key."""
+        return self.method == "GET" or "Idempotency-Key" in (self.headers or {})
 
     def content(self) -> bytes | None:
         if self.body is None:
@@ -163,8 +174,12 @@ class _Ops:
         observed_at: datetime | str | None = None,
         confidence: float | None = None,
         metadata: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
     ) -> _Call[RetainResult]:
-        """Remember a message, a conversation, or (with ``kind``) one memory as given."""
+        """Remember a message, a conversation, or (with ``kind``) one memory as given.
+
+        The request carries ``request_id`` (by default a new one), so the client may send
+        it again after a timeout or a dropped connection without storing it twice."""
         body = {
             "owner": owner,
             "content": content,
@@ -176,7 +191,9 @@ class _Ops:
             "confidence": confidence,
             "metadata": metadata,
         }
-        return _Call("POST", "/v1/memories", views.retained_from, body=body)
+        return _Call(
+            "POST", "/v1/memories", views.retained_from, body=body, headers=_once(request_id)
+        )
 
     @staticmethod
     def recall(
@@ -283,9 +300,13 @@ class _Ops:
         return _Call("POST", "/v1/forget", views.receipt_from, body=body)
 
     @staticmethod
-    def import_records(records: Iterable[Mapping[str, Any]]) -> _Call[dict[str, int]]:
-        """Load exported dicts, re-embedding them; known ids are skipped."""
-        return _Call("POST", "/v1/import", dict, body={"records": list(records)})
+    def import_records(
+        records: Iterable[Mapping[str, Any]], *, request_id: str | None = None
+    ) -> _Call[dict[str, int]]:
+        """Load exported dicts, re-embedding them; known ids are skipped (sent once, as
+        for :meth:`retain`)."""
+        body = {"records": list(records)}
+        return _Call("POST", "/v1/import", dict, body=body, headers=_once(request_id))
 
     @staticmethod
     def observe(
@@ -410,9 +431,23 @@ def _headers(api_key: str | None) -> dict[str, str]:
     return headers
 
 
+def _once(request_id: str | None) -> dict[str, str]:
+    return {"Idempotency-Key": request_id or uuid.uuid4().hex}
+
+
 def _request(http: Any, call: _Call[Any]) -> Any:
     params = {k: v for k, v in (call.params or {}).items() if v is not None}
-    return http.build_request(call.method, call.path, params=params, content=call.content())
+    return http.build_request(
+        call.method, call.path, params=params, content=call.content(), headers=call.headers
+    )
+
+
+RETRY_STATUSES: Final = frozenset({502, 503, 504})
+
+
+def _backoff(attempt: int) -> float:
+    """Seconds before the next try: 0.25, 0.5, 1, ... with jitter, at most 4."""
+    return float(min(4.0, 0.25 * 2**attempt) * random.uniform(0.5, 1.0))
 
 
 class _Transport:
@@ -435,6 +470,8 @@ class Client(_Transport):
 
     ``api_key`` is sent as ``Authorization: Bearer <key>``; ``transport`` (an
     ``httpx.BaseTransport``) may route requests elsewhere, e.g. in-process for tests.
+    A read, or a write under an idempotency key (retain and import always carry one),
+    is sent again up to ``retries`` times after a dropped connection or a 502/503/504.
     """
 
     def __init__(
@@ -443,11 +480,13 @@ class Client(_Transport):
         api_key: str | None = None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         hx = _httpx()
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.retries = retries
         self._http: httpx.Client = hx.Client(
             base_url=self.base_url,
             headers=_headers(api_key),
@@ -457,13 +496,22 @@ class Client(_Transport):
 
     def _send(self, call: _Call[T]) -> T:
         hx = _httpx()
-        try:
-            response = self._http.send(_request(self._http, call))
-        except hx.TransportError as exc:
-            raise self._unreachable(exc) from None
-        if response.status_code >= 400:
-            raise _error(response.status_code, response.content)
-        return call.read(response.json())
+        tries = 1 + (self.retries if call.retryable else 0)
+        for attempt in range(tries):
+            if attempt:
+                time.sleep(_backoff(attempt - 1))
+            try:
+                response = self._http.send(_request(self._http, call))
+            except hx.TransportError as exc:
+                if attempt + 1 < tries:
+                    continue
+                raise self._unreachable(exc) from None
+            if response.status_code in RETRY_STATUSES and attempt + 1 < tries:
+                continue
+            if response.status_code >= 400:
+                raise _error(response.status_code, response.content)
+            return call.read(response.json())
+        raise AssertionError("unreachable: the last try returns or raises")
 
     retain = _sync(_Ops.retain)
     recall = _sync(_Ops.recall)
@@ -515,11 +563,13 @@ class AsyncClient(_Transport):
         api_key: str | None = None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         hx = _httpx()
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.retries = retries
         self._http: httpx.AsyncClient = hx.AsyncClient(
             base_url=self.base_url,
             headers=_headers(api_key),
@@ -529,13 +579,22 @@ class AsyncClient(_Transport):
 
     async def _send(self, call: _Call[T]) -> T:
         hx = _httpx()
-        try:
-            response = await self._http.send(_request(self._http, call))
-        except hx.TransportError as exc:
-            raise self._unreachable(exc) from None
-        if response.status_code >= 400:
-            raise _error(response.status_code, response.content)
-        return call.read(response.json())
+        tries = 1 + (self.retries if call.retryable else 0)
+        for attempt in range(tries):
+            if attempt:
+                await asyncio.sleep(_backoff(attempt - 1))
+            try:
+                response = await self._http.send(_request(self._http, call))
+            except hx.TransportError as exc:
+                if attempt + 1 < tries:
+                    continue
+                raise self._unreachable(exc) from None
+            if response.status_code in RETRY_STATUSES and attempt + 1 < tries:
+                continue
+            if response.status_code >= 400:
+                raise _error(response.status_code, response.content)
+            return call.read(response.json())
+        raise AssertionError("unreachable: the last try returns or raises")
 
     retain = _async(_Ops.retain)
     recall = _async(_Ops.recall)

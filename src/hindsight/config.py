@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     # input limits
     max_content_chars: int = Field(default=32_000, gt=0)
     max_metadata_bytes: int = Field(default=16_384, gt=0)
+    # turns one retain may carry: each is extracted and embedded (~1 ms of CPU), so a
+    # request is bounded in work as well as in bytes
+    max_turns_per_write: int = Field(default=1_000, gt=0)
 
     # write path
     dedupe_similarity: float = Field(default=0.92, ge=0.0, le=1.0)
@@ -54,6 +57,9 @@ class Settings(BaseSettings):
     wm_max_tokens: int = Field(default=4_000, gt=0)
     wm_ttl_seconds: int = Field(default=86_400, gt=0)
     wm_purge_interval_seconds: float = Field(default=600.0, gt=0)  # servers delete expired turns
+    # how long a write's request_id (idempotency key) is remembered; a retry within it
+    # stores nothing twice
+    request_ttl_seconds: int = Field(default=86_400, gt=0)
 
     # read path
     # keyword index: neighbouring turns indexed with a turn (see store.TextIndexing)

@@ -26,13 +26,14 @@ import enum
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from hindsight.access import Principal
 from hindsight.embed import Embeddings
-from hindsight.errors import WriteRefusedError
+from hindsight.errors import ConflictError, WriteRefusedError
 from hindsight.models import Kind, Memory
 from hindsight.registry import Registry
-from hindsight.store import Filter, Store
+from hindsight.store import Filter, Request, Store
 from hindsight.write import Plan, Vector, embedding_text
 
 
@@ -81,6 +82,20 @@ checkpoints: Registry[Checkpoint] = Registry("checkpoint")
 Planner = Callable[["StoreKnown"], Plan]
 
 
+@dataclass(frozen=True, slots=True)
+class Once:
+    """An idempotency key for one write: ``key`` is the caller's ``request_id``,
+    ``digest`` a hash of what it asked, ``result`` what to record of the plan (JSON)."""
+
+    key: str
+    digest: str
+    result: Callable[[Plan], dict[str, Any]]
+
+
+def _owners(context: WriteContext) -> str:
+    return ",".join(sorted(context.owners))
+
+
 class StoreKnown:
     """What the planner may read (:class:`~hindsight.write.Known`), from the store."""
 
@@ -108,22 +123,59 @@ class Door:
         self.checks = list(checks)
 
     def commit(
-        self, context: WriteContext, planner: Planner, *, owners: Collection[str] = ()
+        self,
+        context: WriteContext,
+        planner: Planner,
+        *,
+        owners: Collection[str] = (),
+        once: Once | None = None,
     ) -> Plan:
-        """Plan under the lock on ``context.owners`` (and ``owners``), check, write."""
+        """Plan under the lock on ``context.owners`` (and ``owners``), check, write.
+
+        With ``once``, the write is made at most once under its key: a key already
+        recorded returns a plan that writes nothing, with :attr:`Plan.replayed` set to
+        the result recorded with it.
+        """
         with self.store.exclusive({*context.owners, *owners}):
+            if once is not None and (done := self.recorded(context, once)) is not None:
+                return Plan(replayed=done)
             plan = planner(StoreKnown(self.store))
             encoded = {m.id: embedding_text(m) for m, _ in plan.memories()}
             for check in self.checks:
                 check.review(plan, context)
             _keep_links_within_owners(plan, self.store)
             self._embed(plan, encoded)
-            if plan.inserts or plan.updates:
+            request = None
+            if once is not None:
+                request = Request(
+                    owners=_owners(context),
+                    principal=context.principal.name,
+                    request_id=once.key,
+                    digest=once.digest,
+                    result=once.result(plan),
+                    at=context.at,
+                )
+            if plan.inserts or plan.updates or request is not None:
                 self.store.write(
                     insert=[(m, v) for m, v in plan.inserts if v is not None],
                     update=list(plan.updates.values()),
+                    request=request,
                 )
         return plan
+
+    def recorded(self, context: WriteContext, once: Once) -> dict[str, Any] | None:
+        """The result recorded under ``once``'s key by this caller for these owners, if
+        the write was made; a key recorded for another request is a conflict. Records
+        never change once written, so this may be asked before taking the lock, to
+        spare the work of a write that will not be made."""
+        done = self.store.request(_owners(context), context.principal.name, once.key)
+        if done is None:
+            return None
+        if done.digest != once.digest:
+            raise ConflictError(
+                f"request_id {once.key!r} was used for another request; give each its own"
+            )
+        return done.result
 
     def _embed(self, plan: Plan, encoded: dict[str, str]) -> None:
         """Make the vectors the plan lacks, and remake those whose text changed."""

@@ -17,17 +17,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hindsight import validate
+from hindsight import validate, views
 from hindsight.access import TRUSTED, Principal
 from hindsight.config import Settings
 from hindsight.distil import Distil
-from hindsight.door import Checkpoint, Door, Operation, WriteContext, checkpoints
+from hindsight.door import Checkpoint, Door, Once, Operation, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
 from hindsight.errors import NotFoundError, ValidationError
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
-from hindsight.ingest import Ingest
+from hindsight.ingest import Ingest, digest
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -154,13 +154,26 @@ class Hindsight:
         observed_at: datetime | str | None = None,
         confidence: float | None = None,
         metadata: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
     ) -> RetainResult:
         """Remember a message, a conversation, or (with ``kind``) one memory as given.
 
         Without ``kind``, every turn is kept verbatim as an ``episode`` and the
         extractor distils preferences, facts, corrections and tool results from it.
         With ``kind``, ``content`` is stored as that kind directly.
+
+        With ``request_id`` (the caller's idempotency key, kept a day) the write is made
+        once: the same call again returns the first one's result and stores nothing;
+        the key sent with other arguments is a :class:`ConflictError`.
         """
+        once = None
+        if request_id is not None:
+            asked = [owner, content, messages, kind, session_id, source, observed_at]
+            once = Once(
+                validate.request_id(request_id),
+                digest([*asked, confidence, metadata]),
+                lambda plan: views.retained(plan.result),
+            )
         owner = validate.owner(owner)
         session_id = validate.session_id(session_id)
         src = validate.choice(Source, source, field="source")
@@ -181,9 +194,11 @@ class Hindsight:
                 now=context.at,
                 metadata=meta,
             )
-            return self._ingest.memories(context, [memory])
+            return self._ingest.memories(context, [memory], once=once)
         turns = reader.turns(content, messages, src, when or context.at)
-        return self._ingest.turns(context, owner, turns, session_id=session_id, metadata=meta)
+        return self._ingest.turns(
+            context, owner, turns, session_id=session_id, metadata=meta, once=once
+        )
 
     # -- read path -----------------------------------------------------------------
     def recall(
@@ -404,14 +419,18 @@ class Hindsight:
         )
         return (memory_to_dict(memory) for memory in self.store.iterate(flt))
 
-    def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    def import_records(
+        self, records: Iterable[Mapping[str, Any]], *, request_id: str | None = None
+    ) -> dict[str, int]:
         """Load exported dicts, re-embedding them; known ids are skipped.
 
         Every record is checked (and the caller's write access to its owner) before
-        anything is written, so a bad line imports nothing.
+        anything is written, so a bad line imports nothing. ``request_id`` makes the
+        import once, as for :meth:`retain`.
         """
         context = WriteContext(self.principal, Operation.IMPORT, (), datetime.now(UTC))
-        return self._ingest.records(context, records)
+        key = None if request_id is None else validate.request_id(request_id)
+        return self._ingest.records(context, records, request_id=key)
 
     # -- working memory --------------------------------------------------------------
     def observe(

@@ -8,14 +8,16 @@ through :class:`~hindsight.door.Door` with a planner that reads the store under 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import Any, Final
 
-from hindsight import validate
+from hindsight import validate, views
 from hindsight.config import Settings
-from hindsight.door import Door, StoreKnown, WriteContext
+from hindsight.door import Door, Once, StoreKnown, WriteContext
 from hindsight.embed import Embeddings
 from hindsight.errors import ExtractionError, HindsightError, NotFoundError, ValidationError
 from hindsight.extract import Extracted, Extractor
@@ -52,6 +54,7 @@ class TurnReader:
 
     max_content_chars: int
     max_metadata_bytes: int
+    max_turns: int
 
     def text(self, value: object, field: str = "content") -> str:
         return validate.text(value, field=field, limit=self.max_content_chars)
@@ -73,6 +76,11 @@ class TurnReader:
         assert messages is not None
         if not messages:
             raise ValidationError("messages is empty")
+        if len(messages) > self.max_turns:
+            raise ValidationError(
+                f"messages holds {len(messages)} turns; the limit is {self.max_turns} a "
+                "call (HINDSIGHT_MAX_TURNS_PER_WRITE): send them in several"
+            )
         return [self.turn(m, i, when) for i, m in enumerate(messages)]
 
     def turn(self, message: Turn | Mapping[str, Any], index: int, when: datetime) -> Turn:
@@ -104,6 +112,17 @@ class TurnReader:
         )
 
 
+def digest(request: object) -> str:
+    """A hash of what a request asked, as given (its JSON, keys sorted): a request_id
+    sent again with another request is then told apart."""
+    text = json.dumps(request, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _imported(plan: Plan, records: int) -> dict[str, Any]:
+    return {"imported": len(plan.inserts), "skipped": records - len(plan.inserts)}
+
+
 class Ingest:
     """Every write of the library, each through the one door."""
 
@@ -121,7 +140,9 @@ class Ingest:
         self.extractor = extractor
         self.door = door
         self.zone = zone  # the users' days: what "yesterday" in a turn means
-        self.reader = TurnReader(settings.max_content_chars, settings.max_metadata_bytes)
+        self.reader = TurnReader(
+            settings.max_content_chars, settings.max_metadata_bytes, settings.max_turns_per_write
+        )
 
     # -- memories from turns -------------------------------------------------------
     def new_memory(
@@ -172,8 +193,11 @@ class Ingest:
         *,
         session_id: str | None,
         metadata: Mapping[str, Any],
+        once: Once | None = None,
     ) -> RetainResult:
         """Keep each turn verbatim, with what the extractor finds in them."""
+        if once is not None and (done := self.door.recorded(context, once)) is not None:
+            return views.retained_from(done)  # made before: nothing to extract
         now = context.at
         episodes = [
             self.new_memory(
@@ -201,7 +225,7 @@ class Ingest:
             self._from_extracted(owner, item, episodes[item.turn_index], now=now)
             for item in self.extract(turns)
         ]
-        return self.memories(context, [*episodes, *derived])
+        return self.memories(context, [*episodes, *derived], once=once)
 
     def _from_extracted(
         self, owner: str, item: Extracted, episode: Memory, *, now: datetime
@@ -239,16 +263,23 @@ class Ingest:
         return memory
 
     # -- the writes --------------------------------------------------------------------
-    def memories(self, context: WriteContext, memories: Sequence[Memory]) -> RetainResult:
+    def memories(
+        self, context: WriteContext, memories: Sequence[Memory], *, once: Once | None = None
+    ) -> RetainResult:
         """Write new memories: deduplicated, merged or superseding what is known."""
+        if once is not None and (done := self.door.recorded(context, once)) is not None:
+            return views.retained_from(done)  # made before: nothing to embed
         vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
         candidates = [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
         threshold = self.settings.dedupe_similarity
-        done = self.door.commit(
+        written = self.door.commit(
             context,
             lambda known: plan(known, candidates, dedupe_similarity=threshold, now=context.at),
+            once=once,
         )
-        return done.result
+        if written.replayed is not None:
+            return views.retained_from(written.replayed)
+        return written.result
 
     def update(self, context: WriteContext, memory_id: str, change: Changer) -> Memory:
         """Change a stored memory in place, read and written under the owner's lock."""
@@ -272,7 +303,11 @@ class Ingest:
         return changed[0]
 
     def records(
-        self, context: WriteContext, records: Iterable[Mapping[str, Any]]
+        self,
+        context: WriteContext,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        request_id: str | None = None,
     ) -> dict[str, int]:
         """Load exported records, each checked (and its owner's write access) before any is
         written; ids already stored are skipped."""
@@ -299,9 +334,14 @@ class Ingest:
             first[memory.id] = line
             memory.embedding_model = self.embedder.model_id
             memories.append(memory)
+        context = replace(context, owners=tuple(sorted({m.owner for m in memories})))
+        once = None
+        if request_id is not None:
+            once = Once(request_id, digest(records), lambda plan: _imported(plan, len(memories)))
+            if (done := self.door.recorded(context, once)) is not None:
+                return {"imported": done["imported"], "skipped": done["skipped"]}
         vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
         pairs = list(zip(memories, vectors, strict=True))
-        owners = {m.owner for m in memories}
 
         def planner(known: StoreKnown) -> Plan:
             stored = {m.id for m in known.store.get([m.id for m in memories])}
@@ -309,9 +349,13 @@ class Ingest:
             out.result.created = [m.id for m, _ in out.inserts]
             return out
 
-        done = self.door.commit(replace(context, owners=tuple(sorted(owners))), planner)
-        imported = len(done.inserts)
-        return {"imported": imported, "skipped": len(memories) - imported}
+        written = self.door.commit(context, planner, once=once)
+        if written.replayed is not None:
+            return {
+                "imported": written.replayed["imported"],
+                "skipped": written.replayed["skipped"],
+            }
+        return _imported(written, len(memories))
 
     def drafts(
         self,

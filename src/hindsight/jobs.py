@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
 from hindsight import serving
@@ -46,6 +47,13 @@ def purge_expired(hs: Hindsight) -> int:
     return hs.purge_expired()
 
 
+def prune_requests(hs: Hindsight) -> int:
+    """Forget idempotency keys older than ``request_ttl_seconds``: a retry later than
+    that is a new request."""
+    ttl = timedelta(seconds=hs.settings.request_ttl_seconds)
+    return hs.store.prune_requests(datetime.now(UTC) - ttl)
+
+
 JOBS: Final = {
     job.name: job
     for job in (
@@ -53,6 +61,12 @@ JOBS: Final = {
             "purge-expired",
             "delete working-memory turns past their TTL",
             purge_expired,
+            every=lambda settings: settings.wm_purge_interval_seconds,
+        ),
+        Job(
+            "prune-requests",
+            "forget idempotency keys past their TTL",
+            prune_requests,
             every=lambda settings: settings.wm_purge_interval_seconds,
         ),
     )

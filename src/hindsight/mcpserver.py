@@ -136,6 +136,28 @@ class _Tools:
             ),
         ] = None,
         metadata: Metadata = None,
+        session_id: Annotated[
+            str | None,
+            Field(
+                description="The conversation session the text belongs to (then "
+                "memory_summarize can summarise it); as for session_append."
+            ),
+        ] = None,
+        source: Annotated[
+            Literal["user", "agent", "tool"],
+            Field(description="Who said it: the user (default), the agent itself, or a tool."),
+        ] = "user",
+        observed_at: Annotated[
+            str | None,
+            Field(description="When it was said, ISO 8601 (default: now)."),
+        ] = None,
+        request_id: Annotated[
+            str | None,
+            Field(
+                description="An idempotency key: the same call sent again with it (after a "
+                "timeout, say) answers as the first did and stores nothing twice."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Remember something for an owner: a message, a preference, a fact, a decision, an outcome.
 
@@ -149,17 +171,20 @@ class _Tools:
         ({old, new}), and `extracted`: what was distilled from the text (id, kind, content).
         """
         hs = self._caller()
-        return await self._call(self._write, hs, owner, content, kind, metadata)
+        options = {
+            "kind": kind,
+            "metadata": metadata,
+            "session_id": session_id,
+            "source": source,
+            "observed_at": observed_at,
+            "request_id": request_id,
+        }
+        return await self._call(self._write, hs, owner, content, options)
 
     def _write(
-        self,
-        hs: Hindsight,
-        owner: str,
-        content: str,
-        kind: str | None,
-        metadata: dict[str, Any] | None,
+        self, hs: Hindsight, owner: str, content: str, options: dict[str, Any]
     ) -> dict[str, Any]:
-        result = hs.retain(owner, content, kind=kind, metadata=metadata)
+        result = hs.retain(owner, content, **options)
         return self._retained(hs, result)
 
     async def memory_search(

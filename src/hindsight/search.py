@@ -8,6 +8,7 @@ counted in memory and written in batches, off the hot path.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable
@@ -16,6 +17,7 @@ from typing import Final
 
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
+from hindsight.errors import StoreError
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
 from hindsight.recall import (
     Rerank,
@@ -33,6 +35,7 @@ from hindsight.timewords import asked_period
 HYDRATE_DEPTH: Final = 50
 _FLUSH_HITS: Final = 256  # recalls counted before they are written
 _FLUSH_SECONDS: Final = 5.0
+_log = logging.getLogger("hindsight.search")
 
 
 class Search:
@@ -136,4 +139,10 @@ class Search:
                 return
             pending, self._access = self._access, {}
             self._access_flushed = time.monotonic()
-        self.store.record_access(pending, datetime.now(UTC))
+        try:
+            self.store.record_access(pending, datetime.now(UTC))
+        except StoreError as exc:  # bookkeeping: never fail the read that asked for it
+            _log.warning("access counts not recorded, kept for the next flush: %s", exc)
+            with self._access_lock:
+                for mid, n in pending.items():
+                    self._access[mid] = self._access.get(mid, 0) + n

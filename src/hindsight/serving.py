@@ -27,6 +27,7 @@ async def call(timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P
         )
     assert scope.cancelled_caught
     raise StoreTimeoutError(
-        f"the store did not answer within {timeout:g} s; a write may still land whole "
-        "(retrying it reinforces rather than duplicates); try again later"
+        f"the store did not answer within {timeout:g} s; a write goes on and lands whole "
+        "(or not at all, if it fails): send it again with the same request_id "
+        "(Idempotency-Key) to get its result without storing it twice"
     )

@@ -63,6 +63,18 @@ def text(value: object, *, field: str = "content", limit: int) -> str:
     return stripped
 
 
+REQUEST_ID_RE: Final = re.compile(r"[\x21-\x7e]{1,128}")
+
+
+def request_id(value: object) -> str:
+    """An idempotency key: 1 to 128 printable ASCII characters, no spaces."""
+    if not isinstance(value, str) or not REQUEST_ID_RE.fullmatch(value):
+        raise ValidationError(
+            "request_id must be 1 to 128 printable ASCII characters without spaces"
+        )
+    return value
+
+
 def choice(enum: type[E], value: object, *, field: str) -> E:
     known = ", ".join(m.value for m in enum)
     if not isinstance(value, str):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -115,6 +115,9 @@ class Plan:
     updates: dict[str, tuple[Memory, Vector | None]] = field(default_factory=dict)
     result: RetainResult = field(default_factory=RetainResult)
     needs_vector: set[str] = field(default_factory=set)
+    # set instead when the write was made before under the same idempotency key: the
+    # result then recorded (JSON), and nothing is written again
+    replayed: dict[str, Any] | None = None
 
     def memories(self) -> Iterator[tuple[Memory, bool]]:
         """Every memory the write touches, with whether it is new."""

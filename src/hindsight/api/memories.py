@@ -11,7 +11,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Final
 
-from fastapi import Query, Request
+from fastapi import Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from hindsight.api.deps import Context, Routes
@@ -45,8 +45,19 @@ MAX_OFFSET: Final = 2**62  # beyond what the store's integers hold
 routes = Routes("/v1", "memories")
 
 
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="The write is made once under this key (kept a day): the same "
+        "request sent again answers as the first did and stores nothing; the key with "
+        "another request is a 409. 1 to 128 printable ASCII characters.",
+    ),
+]
+
+
 @routes("POST", "/memories")
-async def retain(ctx: Context, body: RetainIn) -> RetainOut:
+async def retain(ctx: Context, body: RetainIn, idempotency_key: IdempotencyKey = None) -> RetainOut:
     """Remember a message, a conversation, or (with ``kind``) one memory as given."""
     messages = None if body.messages is None else [m.model_dump() for m in body.messages]
     result = await ctx.call(
@@ -60,6 +71,7 @@ async def retain(ctx: Context, body: RetainIn) -> RetainOut:
         observed_at=body.observed_at,
         confidence=body.confidence,
         metadata=body.metadata,
+        request_id=idempotency_key,
     )
     return RetainOut.of(result)
 
@@ -205,13 +217,15 @@ async def export(
 
 
 @routes("POST", "/import")
-async def import_records(ctx: Context, body: ImportIn) -> ImportOut:
+async def import_records(
+    ctx: Context, body: ImportIn, idempotency_key: IdempotencyKey = None
+) -> ImportOut:
     """Load exported memories, re-embedding them; known ids are skipped.
 
     The caller must be allowed to write the owner of every record; each record is
     checked before anything is written, so one bad record imports nothing.
     """
-    counts = await ctx.call(ctx.hs.import_records, body.records)
+    counts = await ctx.call(ctx.hs.import_records, body.records, request_id=idempotency_key)
     return ImportOut(imported=counts["imported"], skipped=counts["skipped"])
 
 

@@ -17,12 +17,18 @@ from hindsight.cli.base import (
     json_option,
 )
 from hindsight.cli.commands import cli
+from hindsight.store import scratch
 
 
 # -- benchmarks ----------------------------------------------------------------------------
 @cli.group()
 def bench() -> None:
-    """Measure speed and recall quality through the code users run."""
+    """Measure speed and recall quality through the code users run.
+
+    Each benchmark writes into a store of its own, removed when it ends: a temporary
+    home (unless --home is given), and with HINDSIGHT_DATABASE_URL a new schema of
+    that database, so its owners never mix with the data already there.
+    """
 
 
 def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -77,9 +83,10 @@ def bench_scale(
 
     with contextlib.ExitStack() as stack:
         home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-b-")))
+        settings = stack.enter_context(scratch(app.settings(home)))
         bar = stack.enter_context(app.progress(range(n), length=n, label="ingesting"))
         step = getattr(bar, "update", None)
-        result = scale.run(app.settings(home), n, queries=queries, owners=owners, progress=step)
+        result = scale.run(settings, n, queries=queries, owners=owners, progress=step)
     _keep(result.as_dict(), out)
     if as_json:
         emit_json(result.as_dict())
@@ -106,9 +113,10 @@ def _bench_quality(
     dataset = datasets.LOADERS[name](path, limit=limit)
     with contextlib.ExitStack() as stack:
         home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-q-")))
+        settings = stack.enter_context(scratch(app.settings(home)))
         total = quality.work(dataset)
         bar = stack.enter_context(app.progress(range(total), length=total, label=name))
-        report = quality.run(app.settings(home), dataset, progress=getattr(bar, "update", None))
+        report = quality.run(settings, dataset, progress=getattr(bar, "update", None))
     data = report.as_dict()
     _keep(data, out)
     if as_json:

@@ -68,6 +68,13 @@ def cli(ctx: click.Context, home: Path | None, quiet: bool) -> None:
     ctx.obj = App(home=home, quiet=quiet)
 
 
+REQUEST_ID = click.option(
+    "--request-id",
+    metavar="KEY",
+    help="Make the write once under KEY: the same command again stores nothing twice.",
+)
+
+
 @cli.command()
 @owner_option
 @click.option("--session", "session_id", metavar="ID", help="Session the text belongs to.")
@@ -83,6 +90,7 @@ def cli(ctx: click.Context, home: Path | None, quiet: bool) -> None:
 )
 @click.option("--observed-at", metavar="ISO", help="When it was said (ISO 8601; default: now).")
 @click.option("--metadata", "metadata_json", metavar="JSON", help="A JSON object to attach.")
+@REQUEST_ID
 @json_option
 @click.argument("text")
 @click.pass_obj
@@ -94,6 +102,7 @@ def retain(
     kind: str | None,
     observed_at: str | None,
     metadata_json: str | None,
+    request_id: str | None,
     as_json: bool,
     text: str,
 ) -> None:
@@ -111,6 +120,7 @@ def retain(
         source=source,
         observed_at=observed_at,
         metadata=metadata,
+        request_id=request_id,
     )
     if as_json:
         emit_json(views.retained(result))
@@ -374,10 +384,11 @@ def export(app: App, owner: str) -> None:
 
 
 @cli.command("import")
+@REQUEST_ID
 @json_option
 @click.argument("file", type=click.File("rb"))
 @click.pass_obj
-def import_(app: App, as_json: bool, file: BinaryIO) -> None:
+def import_(app: App, request_id: str | None, as_json: bool, file: BinaryIO) -> None:
     """Load memories from FILE of JSON lines ('-' for stdin); known ids are skipped.
 
     Every line is checked first: one bad line is an error naming it, and
@@ -395,7 +406,7 @@ def import_(app: App, as_json: bool, file: BinaryIO) -> None:
     hs = app.engine
     try:
         with app.progress(feed(), length=len(records), label="importing") as items:
-            counts = hs.import_records(items)
+            counts = hs.import_records(items, request_id=request_id)
     except ValidationError as exc:
         prefix = f"record {at}: "
         if at and str(exc).startswith(prefix):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from hindsight.errors import StoreError
 from hindsight.store.base import (
     Filter,
+    Request,
     Store,
     StoreStats,
     TextIndexing,
@@ -58,6 +61,20 @@ def _open_database(settings: Settings) -> Database:
     return SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
 
 
+@contextmanager
+def scratch(settings: Settings) -> Iterator[Settings]:
+    """Settings for a store of its own, removed when the block ends: on PostgreSQL a new
+    schema of the configured database (its home is kept); on SQLite the caller gives a
+    new home."""
+    if settings.database_url is None:
+        yield settings
+        return
+    from hindsight.store.postgres import scratch_schema
+
+    with scratch_schema(settings.database_url) as url:
+        yield settings.model_copy(update={"database_url": url})
+
+
 def open_working(settings: Settings, store: Store) -> WorkingMemory:
     """Where working memory lives: Redis when ``redis_url`` is set, else in the store's
     database."""
@@ -75,6 +92,7 @@ def open_working(settings: Settings, store: Store) -> WorkingMemory:
 
 __all__ = [
     "Filter",
+    "Request",
     "Store",
     "StoreStats",
     "TextIndexing",
@@ -82,4 +100,5 @@ __all__ = [
     "WorkingTurn",
     "open_store",
     "open_working",
+    "scratch",
 ]

@@ -64,6 +64,19 @@ class WorkingTurn:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A write made under an idempotency key, as recorded with it: the same key again
+    (from the same caller, for the same owners) answers ``result`` and writes nothing."""
+
+    owners: str  # the owners written, sorted, comma-separated
+    principal: str
+    request_id: str
+    digest: str  # of what was asked: the key used for another request is a conflict
+    result: dict[str, Any]
+    at: datetime
+
+
 @dataclass(slots=True)
 class StoreStats:
     memories: int
@@ -153,11 +166,21 @@ class Store(abc.ABC):
         *,
         insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
+        request: Request | None = None,
     ) -> None:
-        """Insert and update memories in one transaction (all or nothing).
+        """Insert and update memories in one transaction (all or nothing), and record
+        ``request`` in it (so a write and its key land together or not at all).
 
         An update with a vector replaces the memory's vector; ``None`` keeps it.
         """
+
+    @abc.abstractmethod
+    def request(self, owners: str, principal: str, request_id: str) -> Request | None:
+        """The write recorded under this key, if any."""
+
+    @abc.abstractmethod
+    def prune_requests(self, before: datetime) -> int:
+        """Forget the keys of writes recorded before ``before``; returns how many."""
 
     @abc.abstractmethod
     def get(self, ids: Sequence[str]) -> list[Memory]:

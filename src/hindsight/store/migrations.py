@@ -38,6 +38,20 @@ if TYPE_CHECKING:
 Migration = tuple[int, str]
 """A version number and its SQL: statements separated by semicolons."""
 
+# Writes made under an idempotency key (SQLite 4, PostgreSQL 2): ``result`` is JSON.
+REQUESTS = """
+    CREATE TABLE requests (
+        owners TEXT NOT NULL,
+        principal TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        result TEXT NOT NULL,
+        at {real} NOT NULL,
+        PRIMARY KEY (owners, principal, request_id)
+    );
+    CREATE INDEX requests_at ON requests (at)
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -159,6 +173,7 @@ SQLITE: list[Migration] = [
             WHERE superseded_by IS NOT NULL
         """,
     ),
+    (4, REQUESTS.format(real="REAL")),
 ]
 
 
@@ -252,6 +267,7 @@ POSTGRES: list[Migration] = [
         CREATE INDEX working_memory_expiry ON working_memory (expires_at)
         """,
     ),
+    (2, REQUESTS.format(real="DOUBLE PRECISION")),
 ]
 
 

@@ -12,10 +12,12 @@ order, which is what lets a cache trust "everything up to the head".
 
 from __future__ import annotations
 
+import uuid
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from hindsight.errors import StoreError
 from hindsight.store.db import Connection, Cursor, Database
@@ -38,7 +40,28 @@ _TABLES = (
     "keyword_log",
     "receipts",
     "working_memory",
+    "requests",
 )
+
+
+@contextmanager
+def scratch_schema(url: str) -> Iterator[str]:
+    """``url`` with its tables in a new schema of their own (pgvector's from ``public``),
+    dropped with everything in it when the block ends: a benchmark's store."""
+    schema = f"hindsight_scratch_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    parts = urlsplit(url)
+    given = parse_qsl(parts.query)
+    options = [v for k, v in given if k == "options"] + [f"-csearch_path={schema},public"]
+    query = [(k, v) for k, v in given if k != "options"] + [("options", " ".join(options))]
+    try:  # libpq reads %20 as a space, not +
+        yield urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
+    finally:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 _LOG_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
 _SCHEMA_LOCK = zlib.crc32(b"hindsight migrations")
 _OWNER_LOCKS = 0x68730000  # the int4 class of per-owner write locks (with hashtext(owner))

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.models import Kind, Memory, Provenance, Source, Status
 from hindsight.store import files
-from hindsight.store.base import Filter, Store, StoreStats, TextIndexing
+from hindsight.store.base import Filter, Request, Store, StoreStats, TextIndexing
 from hindsight.store.db import Connection, Database, marks
 from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.timewords import date_words, referred_dates
@@ -191,9 +191,23 @@ class SQLStore(Store):
         *,
         insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
+        request: Request | None = None,
     ) -> None:
         touched: set[int] = set()  # rows whose keyword-index text must be (re)built
         with self.db.tx() as conn:
+            if request is not None:  # the key first: a second writer of it fails here
+                conn.execute(
+                    "INSERT INTO requests (owners, principal, request_id, digest, result, at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        request.owners,
+                        request.principal,
+                        request.request_id,
+                        request.digest,
+                        json.dumps(request.result),
+                        request.at.timestamp(),
+                    ),
+                )
             for memory, vector in insert:
                 key = conn.execute(
                     f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 21)}) "
@@ -222,6 +236,23 @@ class SQLStore(Store):
             sessions = self._sessions(conn, touched)  # read once: the neighbours' too
             self._reindex(conn, touched | _neighbours(sessions, touched, self._text), sessions)
         self._wrote(added=len(insert))
+
+    def request(self, owners: str, principal: str, request_id: str) -> Request | None:
+        rows = self.db.read(
+            "SELECT digest, result, at FROM requests "
+            "WHERE owners = ? AND principal = ? AND request_id = ?",
+            (owners, principal, request_id),
+        )
+        if not rows:
+            return None
+        digest, result, at = rows[0]
+        return Request(owners, principal, request_id, digest, json.loads(result), _dt(at) or _now())
+
+    def prune_requests(self, before: datetime) -> int:
+        with self.db.tx() as conn:
+            return int(
+                conn.execute("DELETE FROM requests WHERE at < ?", (before.timestamp(),)).rowcount
+            )
 
     def _sessions(self, conn: Connection, keys: set[int]) -> dict[tuple[str, str], _Turns]:
         """The sessions that these rows are turns of: each one's turns, in order."""
@@ -573,11 +604,11 @@ class SQLStore(Store):
     def record_access(self, hits: dict[str, int], at: datetime) -> None:
         if not hits:
             return
-        with self.db.tx() as conn:
+        with self.db.tx() as conn:  # rows in id order: two flushes lock them in one order
             conn.executemany(
                 "UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? "
                 "WHERE id = ?",
-                [(n, at.timestamp(), mid) for mid, n in hits.items()],
+                [(hits[mid], at.timestamp(), mid) for mid in sorted(hits)],
             )
 
     def children(self, parent_ids: Sequence[str]) -> list[Memory]:
