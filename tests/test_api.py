@@ -363,7 +363,7 @@ def test_an_unexpected_failure_is_a_plain_500_and_ready_says_503(
         hs.store.close()  # the database goes away under the server
         message = error(api.get("/v1/stats", params={"owner": OWNER}), 500, "InternalError")
         assert "server log" in message
-        error(api.get("/ready"), 503, "StoreError", "not ready")
+        error(api.get("/ready"), 503, "StoreError", "the store is unavailable")
 
 
 # -- probes, metrics, OpenAPI -------------------------------------------------------------------

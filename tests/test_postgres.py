@@ -158,7 +158,9 @@ def test_an_unreachable_database_is_one_clear_error(
     assert "\n" not in str(caught.value)
 
 
-def test_a_database_gone_under_the_server_is_a_503(pg: Settings, embedder: Embeddings) -> None:
+def test_a_database_gone_under_the_server_is_a_503(
+    pg: Settings, embedder: Embeddings, caplog: pytest.LogCaptureFixture
+) -> None:
     hs = Hindsight(pg, embedder=embedder)
     with TestClient(
         create_app(hs, mcp=False), base_url="http://127.0.0.1", raise_server_exceptions=False
@@ -167,7 +169,13 @@ def test_a_database_gone_under_the_server_is_a_503(pg: Settings, embedder: Embed
         hs.store.close()  # the connection goes away
         response = api.get("/v1/stats", params={"owner": "user:alice"})
         assert response.status_code == 503
-        assert response.json()["error"]["type"] == "StoreError"
+        error = response.json()["error"]
+        assert error["type"] == "StoreError"
+        # the caller gets an incident id, the server log the cause; no socket, no SQL
+        incident = error["message"].split("incident ")[1].split()[0]
+        assert "/" not in error["message"] and "connection" not in error["message"]
+        [logged] = [r.getMessage() for r in caplog.records if incident in r.getMessage()]
+        assert "closed" in logged or "connection" in logged
         assert api.get("/ready").status_code == 503
 
 
@@ -353,3 +361,19 @@ def test_a_benchmark_writes_into_a_schema_of_its_own(
             "WHERE table_schema = current_schema() AND table_name = 'memories'"
         ).fetchone()
     assert tables == (0,)  # the configured schema holds nothing of it
+
+
+def test_a_stuck_statement_is_cancelled_and_keepalives_are_on(pg: Settings) -> None:
+    store = open_store(pg.model_copy(update={"statement_timeout_seconds": 0.2}))
+    try:
+        assert isinstance(store, SQLStore)
+        assert store.db.read("SHOW statement_timeout") == [("200ms",)]
+        raw = store.db.live().raw  # type: ignore[attr-defined]
+        assert raw.info.get_parameters()["keepalives_idle"] == "30"
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="statement timeout"):
+            store.db.read("SELECT pg_sleep(5)")
+        assert time.monotonic() - started < 3
+        assert store.db.read("SELECT 1") == [(1,)]  # and the store goes on
+    finally:
+        store.close()

@@ -111,3 +111,27 @@ def test_purge_drops_expired_turns_and_owners_redis_let_go(
             assert hs.working.wm_purge_expired(later) == 1  # alice's turn, past its time
             assert client.smembers("hindsight:wm:owners") == {b"user:alice"}
             assert client.zcard("hindsight:wm:s:user:alice/s1") == 0
+
+
+def test_a_redis_that_restarted_empty_is_said_once(
+    tmp_path: Path, database_url: str, embedder: Embeddings
+) -> None:
+    """A restart without persistence empties working memory: the window must not answer
+    [] as if nothing had been observed."""
+    server, url = start_redis(tmp_path)
+    settings = Settings(home=tmp_path / "h", database_url=database_url, redis_url=url)
+    try:
+        with Hindsight(settings, embedder=embedder) as hs:
+            hs.observe("user:alice", "s1", "I am planning a trip to Kyoto.")
+            server.terminate()
+            server.wait(10)
+            (tmp_path / "redis.sock").unlink(missing_ok=True)
+            server, _ = start_redis(tmp_path)  # the same socket, nothing in it
+            with pytest.raises(StoreError, match="working memory in Redis was lost"):
+                hs.window("user:alice", "s1")
+            assert hs.window("user:alice", "s1") == []  # said once; kept again from now
+            hs.observe("user:alice", "s1", "Book a ryokan.")
+            assert [t.content for t in hs.window("user:alice", "s1")] == ["Book a ryokan."]
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     # working memory in Redis (redis://host:6379/0), shared by every server, instead of
     # in the database
     redis_url: str | None = Field(default=None, repr=False)  # may hold a password
+    # a PostgreSQL statement that runs longer is cancelled (a stuck database or lock wait
+    # fails the call instead of holding it and every call behind it)
+    statement_timeout_seconds: float = Field(default=30.0, gt=0)
     embedding_provider: str = "minilm"
     extractor: str = "heuristic"
     # write checkpoints in force, by registered name, in the order they review a write

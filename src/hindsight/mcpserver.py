@@ -503,7 +503,9 @@ class _Server(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, HindsightError):
-                raise ToolError(f"{type(cause).__name__}: {cause}") from None
+                raise ToolError(
+                    f"{type(cause).__name__}: {serving.public_message(cause)}"
+                ) from None
             if isinstance(cause, ArgumentsError):
                 raise ToolError(_describe_arguments(cause)) from None
             raise

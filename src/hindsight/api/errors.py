@@ -30,6 +30,7 @@ from hindsight.errors import (
     StoreError,
     ValidationError,
 )
+from hindsight.serving import public_message
 
 log = logging.getLogger("hindsight.api")
 
@@ -74,7 +75,9 @@ async def _domain(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HindsightError)
     status = status_of(exc)
     return JSONResponse(
-        error_body(type(exc).__name__, str(exc)), status_code=status, headers=_headers(status)
+        error_body(type(exc).__name__, public_message(exc)),
+        status_code=status,
+        headers=_headers(status),
     )
 
 

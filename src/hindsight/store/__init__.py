@@ -55,7 +55,9 @@ def _open_database(settings: Settings) -> Database:
     if settings.database_url is not None:
         from hindsight.store.postgres import PostgresDatabase
 
-        return PostgresDatabase(settings.database_url)
+        return PostgresDatabase(
+            settings.database_url, statement_timeout=settings.statement_timeout_seconds
+        )
     from hindsight.store.sqlite import SQLiteDatabase
 
     return SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)

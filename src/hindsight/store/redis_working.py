@@ -6,13 +6,19 @@ Keys, under ``prefix`` (``hindsight:wm:`` by default):
   are the turns as JSON; it expires with its last turn, so Redis drops a session
   nobody touched without a purge;
 - ``o:{owner}``: the owner's sessions, scored by their latest seq (newest first);
-- ``owners``: every owner with working memory, for the purge and the count.
+- ``owners``: every owner with working memory, for the purge and the count;
+- ``epoch``: a token set once, with no expiry: a Redis that restarted without its data
+  (or was flushed) no longer holds the token a process saw, and the process says so
+  (a :class:`StoreError`, once) instead of answering empty windows as if none had
+  been. Run Redis with persistence (``appendonly yes``, as ``compose.yaml`` does) for
+  working memory to survive a restart.
 Owners and session ids cannot hold ``/`` (see ``hindsight.validate``).
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -36,7 +42,22 @@ class RedisWorkingMemory(WorkingMemory):
             url, socket_timeout=5, socket_connect_timeout=5, decode_responses=True
         )
         self._prefix = prefix
-        self._call(self._redis.ping)
+        self._epoch = self._call(self._claim_epoch)
+
+    def _claim_epoch(self) -> str:
+        key = f"{self._prefix}epoch"
+        self._redis.set(key, uuid.uuid4().hex, nx=True)
+        return str(self._redis.get(key))
+
+    def _intact(self) -> None:
+        """Raise once if Redis lost what this process saw it hold."""
+        if self._call(self._redis.get, f"{self._prefix}epoch") == self._epoch:
+            return
+        self._epoch = self._call(self._claim_epoch)
+        raise StoreError(
+            "working memory in Redis was lost (Redis restarted without persistence, or "
+            "was flushed): turns not yet consolidated are gone; new turns are kept again"
+        )
 
     def close(self) -> None:
         self._redis.close()
@@ -54,6 +75,7 @@ class RedisWorkingMemory(WorkingMemory):
         return f"{self._prefix}o:{owner}"
 
     def wm_append(self, turn: WorkingTurn) -> WorkingTurn:
+        self._intact()
         turn.seq = int(self._call(self._redis.incr, f"{self._prefix}seq"))
         key, index = self._session(turn.owner, turn.session_id), self._owner(turn.owner)
         expires = int(turn.expires_at.timestamp()) + 1
@@ -69,6 +91,10 @@ class RedisWorkingMemory(WorkingMemory):
         return turn
 
     def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
+        self._intact()
+        return self._window(owner, session_id, now)
+
+    def _window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
         members = self._call(self._redis.zrange, self._session(owner, session_id), 0, -1)
         turns = (_load(m) for m in members)
         return [t for t in turns if t.expires_at > now]
@@ -88,9 +114,10 @@ class RedisWorkingMemory(WorkingMemory):
         return int(result[0])
 
     def wm_sessions(self, owner: str, now: datetime) -> list[tuple[str, int, int]]:
+        self._intact()
         found = []
         for session_id in self._call(self._redis.zrevrange, self._owner(owner), 0, -1):
-            window = self.wm_window(owner, session_id, now)
+            window = self._window(owner, session_id, now)
             if window:
                 found.append((session_id, len(window), sum(t.tokens for t in window)))
             elif not self._call(self._redis.exists, self._session(owner, session_id)):
