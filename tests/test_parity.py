@@ -177,3 +177,53 @@ def test_the_clients_take_the_librarys_arguments(client: type[Any]) -> None:
     for name in sorted(library_operations() - {n for i, n in ABSENT if i == "client"}):
         assert _parameters(getattr(client, name)) == _parameters(getattr(Hindsight, name)), name
         assert getattr(client, name).__doc__, name
+
+
+# (MCP tool, library parameter) -> the tool's own name for it, or why it has none
+MCP_PARAMETERS: dict[tuple[str, str], str] = {
+    ("memory_search", "owners"): "=owner",
+    ("memory_search", "kinds"): "=kind",
+    ("memory_search", "include_history"): _AGENT_TOOLS + " (superseded values are history)",
+    ("memory_search", "min_confidence"): _AGENT_TOOLS + " (results are ranked already)",
+    ("memory_search", "token_budget"): "k bounds what an agent reads; budgets are for packers",
+    ("memory_write", "messages"): "an agent writes what was just said, one text at a time",
+    ("memory_write", "confidence"): "what an agent writes is weighed by its source, not set",
+    ("memory_update", "confidence"): _AGENT_TOOLS + " (confidence is the store's to keep)",
+    ("memory_update", "query_hints"): _AGENT_TOOLS,
+    ("memory_update", "status"): _AGENT_TOOLS + " (memory_delete forgets)",
+    ("memory_delete", "owner"): "one memory by id; bulk forgets are for people, with a preview",
+    ("memory_delete", "session_id"): "as for owner",
+    ("memory_delete", "since"): "as for owner",
+    ("memory_delete", "until"): "as for owner",
+    ("session_append", "metadata"): _AGENT_TOOLS,
+    ("session_append", "tool_name"): "role 'tool' turns name their tool in the text",
+}
+
+
+def test_mcp_tools_take_the_librarys_parameters_or_say_why_not(hs: Hindsight) -> None:
+    tools = {t.name: t for t in anyio.run(create_server(hs).list_tools)}
+    problems = []
+    for method, tool in MCP.items():
+        given = set(tools[tool].input_schema["properties"])
+        for name in inspect.signature(getattr(Hindsight, method)).parameters:
+            if name == "self":
+                continue
+            said = MCP_PARAMETERS.get((tool, name))
+            own = said[1:] if said and said.startswith("=") else name
+            if own in given:
+                given.discard(own)
+            elif said is None or said.startswith("="):
+                problems.append(f"{tool} lacks {name}")
+        problems += [f"{tool} has {extra}, which {method} lacks" for extra in sorted(given)]
+    assert problems == []
+    listed = {tool for tool, _ in MCP_PARAMETERS}
+    assert listed <= set(MCP.values()) and all(r.strip() for r in MCP_PARAMETERS.values())
+
+
+def test_the_client_takes_the_librarys_parameters(hs: Hindsight) -> None:
+    for name in sorted(library_operations()):
+        for client in (Client, AsyncClient):
+            if callable(getattr(client, name, None)):
+                library = inspect.signature(getattr(Hindsight, name)).parameters
+                remote = inspect.signature(getattr(client, name)).parameters
+                assert list(remote) == list(library), f"{client.__name__}.{name}"
