@@ -77,7 +77,7 @@ def test_a_url_that_is_not_redis_is_refused() -> None:
 
 
 def test_ready_says_503_when_redis_is_gone(
-    tmp_path: Path, database_url: str, embedder: Embeddings
+    tmp_path: Path, database_url: str, embedder: Embeddings, caplog: pytest.LogCaptureFixture
 ) -> None:
     server, url = start_redis(tmp_path)
     settings = Settings(home=tmp_path / "h", database_url=database_url, redis_url=url)
@@ -94,7 +94,11 @@ def test_ready_says_503_when_redis_is_gone(
                 server.wait(10)
                 response = api.get("/ready")
                 assert response.status_code == 503
-                assert "Redis" in response.json()["error"]["message"]
+                message = response.json()["error"]["message"]  # the cause is in the log
+                incident = message.split("incident ")[1].split()[0]
+                assert any(
+                    incident in r.getMessage() and "Redis" in r.getMessage() for r in caplog.records
+                )
     finally:
         server.kill()
 
