@@ -137,3 +137,57 @@ def test_an_interrupted_reembed_blocks_the_store_until_resumed(
 def test_unknown_provider_names_the_known_ones() -> None:
     with pytest.raises(ValidationError, match="minilm"):
         registry.create("no-such-model", Settings())
+
+
+# -- the tokenizer: the ids the model was trained on ----------------------------------------
+EDGES = [
+    "I live in Paris and I love jazz.",
+    "naïve café, Ångström, Zoë; résumé!",
+    "ﬁne ﬂow ﬀ",  # ligatures: folding makes new letters
+    "İstanbul ΣΑΣ Straße",
+    "我住在北京。東京タワー",  # CJK ideographs are words of their own
+    "emoji 😀👍🏽 test, flags 🇫🇷",
+    "Hello\u200bworld\ufeff \x00nul\ufffd \x07bell",
+    "tab\there\r\nnew\u2028line\u3000wide",
+    "supercalifragilistic" * 6,  # a word of over 100 characters is [UNK]
+    "x" * 300,
+    "the " * 400,  # truncated at 256 ids
+    "$5 + 3 = 8 < 9 ^ 2 | ~ ` @ # % & * ( ) [ ] { } \\ / ' \"",
+    "https://example.org/a?b=c&d=e#f",
+    "",
+]
+
+
+def _benchmark_texts() -> list[str]:
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[2] / "shared" / "data"
+    path = data / "locomo10.json"
+    if not path.exists():
+        return []
+    texts = []
+    for conversation in json.loads(path.read_text()):
+        for value in conversation["conversation"].values():
+            if isinstance(value, list):
+                texts += [turn["text"] for turn in value]
+        texts += [qa["question"] for qa in conversation["qa"]]
+    return texts
+
+
+def test_the_tokenizer_gives_the_reference_ids() -> None:
+    from pathlib import Path
+
+    from tokenizers.implementations.bert_wordpiece import BertWordPieceTokenizer
+
+    from hindsight.embed import minilm
+    from hindsight.embed.wordpiece import WordPiece
+
+    vocab = Path(minilm.__file__).parent / "data" / "minilm-vocab.txt"
+    reference = BertWordPieceTokenizer(str(vocab), lowercase=True)
+    reference.enable_truncation(minilm.MAX_TOKENS)
+    ours = WordPiece.from_file(vocab, max_tokens=minilm.MAX_TOKENS)
+    texts = EDGES + _benchmark_texts()
+    expected = [e.ids for e in reference.encode_batch(texts)]
+    assert [ours.encode(t) for t in texts] == expected
+    assert len(texts) > 5_000 or not _benchmark_texts()

@@ -1,8 +1,9 @@
 """The default embedder: all-MiniLM-L6-v2 as int8 ONNX, fully offline.
 
 The model and its WordPiece vocabulary ship inside hindsight (``embed/data``, 23 MB,
-built by ``scripts/build_model.py``; no PyTorch, no download). Mean pooling over the
-attention mask, as sentence-transformers does for this model.
+built by ``scripts/build_model.py``; no PyTorch, no download), tokenized by
+:mod:`hindsight.embed.wordpiece`. Mean pooling over the attention mask, as
+sentence-transformers does for this model.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hindsight.embed.base import Embeddings, Vectors
+from hindsight.embed.wordpiece import WordPiece
 from hindsight.errors import EmbeddingError
 
 MAX_TOKENS = 256  # the model's max_seq_length
@@ -40,14 +42,11 @@ class MiniLM(Embeddings):
     def __init__(self, *, workers: int | None = None) -> None:
         try:
             import onnxruntime as ort
-            from tokenizers.implementations.bert_wordpiece import BertWordPieceTokenizer
-        except ImportError as exc:  # pragma: no cover - core dependencies
+        except ImportError as exc:  # pragma: no cover - a core dependency
             raise EmbeddingError(f"the local embedding model is not installed: {exc}") from exc
         data = resources.files("hindsight.embed") / "data"
         with resources.as_file(data / "minilm-vocab.txt") as path:
-            tokenizer = BertWordPieceTokenizer(str(path), lowercase=True)
-        tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer = tokenizer
+            self._tokenizer = WordPiece.from_file(path, max_tokens=MAX_TOKENS)
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -58,12 +57,12 @@ class MiniLM(Embeddings):
         self._workers = workers or _cores()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0  # a forked child has none of its parent's pool threads
-        # the tokenizer's settings and the pool are shared state: one caller at a time
+        # the pool is shared state: one caller at a time
         self._lock = threading.Lock()
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         with self._lock:
-            rows = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+            rows = [self._tokenizer.encode(text) for text in texts]
             pool = self._pool
             if len(rows) > 1 and self._workers > 1 and self._pool_pid != os.getpid():
                 pool = self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="minilm")
