@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import hindsight
@@ -74,3 +78,38 @@ def test_public_surface_is_pinned() -> None:
     )
     for name in hindsight.__all__:
         assert hasattr(hindsight, name), name
+
+
+BASE_ONLY = textwrap.dedent(
+    """
+    import sys
+    # the packages the extras bring, and what they bring in turn, as if not installed
+    for name in ("anyio", "fastapi", "starlette", "uvicorn", "mcp", "httpx", "httpx2",
+                 "prometheus_client", "psycopg", "redis", "tokenizers", "huggingface_hub",
+                 "fastapi_offline", "schemathesis", "hypothesis"):
+        sys.modules[name] = None
+    from hindsight.cli import cli
+    home = ["--home", sys.argv[1]]
+    for args in (["retain", "--owner", "user:a", "I live in Paris."],
+                 ["recall", "--owner", "user:a", "--json", "where does she live?"],
+                 ["session", "add", "--owner", "user:a", "--session", "s", "hello"],
+                 ["summarize", "--owner", "user:a", "--session", "s"],
+                 ["reflect", "--owner", "user:a"], ["jobs", "list"],
+                 ["jobs", "run", "purge-expired"], ["stats"], ["export", "--owner", "user:a"]):
+        try:
+            cli([*home, *args], standalone_mode=False)
+        except SystemExit as exit:
+            assert not exit.code, (args, exit.code)
+    """
+)
+
+
+def test_the_base_install_runs_without_any_extra(tmp_path: Path) -> None:
+    """What `pip install agent-hindsight` gives must work with none of the extras' packages
+    (anyio once came in through tokenizers' dependencies, and the CLI needed it)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", BASE_ONLY, str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Paris" in done.stdout

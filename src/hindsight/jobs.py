@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from hindsight import serving
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
@@ -85,6 +84,7 @@ async def schedule(hs: Hindsight) -> None:
 
     A failing run is logged and tried again next time: a busy store is not fatal.
     """
+    from hindsight import serving  # a server's, with its extra: the CLI runs jobs without it
 
     async def repeat(job: Job, every: float) -> None:
         while True:

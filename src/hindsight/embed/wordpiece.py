@@ -61,7 +61,8 @@ def _kind(c: str) -> str:
 def _fold(text: str) -> str:
     """Accents stripped, lower case."""
     decomposed = unicodedata.normalize("NFD", text)
-    # a character at a time, as the reference does: a final sigma stays σ, not ς
+    # a character at a time, as the reference does: a final capital sigma becomes
+    # U+03C3, not the final form U+03C2
     return "".join(c.lower() for c in decomposed if unicodedata.category(c) != "Mn")
 
 
