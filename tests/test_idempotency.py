@@ -112,3 +112,21 @@ def test_the_cli_takes_a_request_id(hs: Hindsight) -> None:
         assert done.exit_code == 0, done.output
     listed = CliRunner().invoke(cli, [*home, "list", "--owner", OWNER, "--json"])
     assert listed.output.count('"kind": "episode"') == 1
+
+
+def test_a_retried_observe_keeps_the_turn_once(hs: Hindsight) -> None:
+    assert hs.observe(OWNER, "s1", "I am planning a trip to Kyoto.", request_id="o-1") is None
+    assert hs.observe(OWNER, "s1", "I am planning a trip to Kyoto.", request_id="o-1") is None
+    assert [t.content for t in hs.window(OWNER, "s1")] == ["I am planning a trip to Kyoto."]
+    # a retry after the first call moved the window still keeps nothing twice
+    result = hs.observe(OWNER, "s1", "No, I said Osaka, not Kyoto.", request_id="o-2")
+    assert result is not None and hs.window(OWNER, "s1") == []
+    assert hs.observe(OWNER, "s1", "No, I said Osaka, not Kyoto.", request_id="o-2") is None
+    assert hs.window(OWNER, "s1") == []
+    episodes = hs.list_memories(OWNER, kinds=[Kind.EPISODE])
+    assert sorted(e.content for e in episodes) == [
+        "I am planning a trip to Kyoto.",
+        "No, I said Osaka, not Kyoto.",
+    ]
+    with pytest.raises(ConflictError, match="another request"):
+        hs.observe(OWNER, "s1", "Something else.", request_id="o-1")

@@ -318,8 +318,10 @@ class _Ops:
         speaker: str | None = None,
         tool_name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
     ) -> _Call[RetainResult | None]:
-        """Add a turn to a session's working memory; returns what was retained, if it moved."""
+        """Add a turn to a session's working memory; returns what was retained, if it moved
+        (kept once under ``request_id``, by default a new one, as for :meth:`retain`)."""
         body = {
             "owner": owner,
             "content": content,
@@ -328,7 +330,8 @@ class _Ops:
             "tool_name": tool_name,
             "metadata": metadata,
         }
-        return _Call("POST", _session_path(session_id, "turns"), _observed, body=body)
+        path = _session_path(session_id, "turns")
+        return _Call("POST", path, _observed, body=body, headers=_once(request_id))
 
     @staticmethod
     def sessions(owner: str) -> _Call[list[tuple[str, int, int]]]:

@@ -41,6 +41,7 @@ class Operation(enum.StrEnum):
     """Which library operation a write comes from."""
 
     RETAIN = "retain"
+    OBSERVE = "observe"  # a turn into working memory: only its idempotency key is written
     UPDATE = "update"
     IMPORT = "import"
     CONSOLIDATE = "consolidate"

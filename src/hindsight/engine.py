@@ -443,12 +443,14 @@ class Hindsight:
         speaker: str | None = None,
         tool_name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
     ) -> RetainResult | None:
         """Add a turn to a session's working memory.
 
         The window moves to long-term memory when it passes the turn or token
         threshold, or at once when the turn states a correction or a tool failure.
-        Returns what was retained then, else ``None``.
+        Returns what was retained then, else ``None``. With ``request_id``, the turn is
+        kept once: the same call again keeps nothing and returns ``None``.
         """
         owner = validate.owner(owner)
         sid = self._session(session_id, "for working memory")
@@ -464,7 +466,8 @@ class Hindsight:
             datetime.now(UTC),
         )
         self.principal.check_write(owner)
-        return self._sessions.observe(self.principal, owner, sid, turn)
+        key = None if request_id is None else validate.request_id(request_id)
+        return self._sessions.observe(self.principal, owner, sid, turn, request_id=key)
 
     def sessions(self, owner: str) -> list[tuple[str, int, int]]:
         """An owner's open sessions as (session id, turns, estimated tokens), latest first."""

@@ -93,6 +93,13 @@ Since = Annotated[
         "e.g. '2024-05-01' or '2024-05-01T14:30:00Z'."
     ),
 ]
+RequestId = Annotated[
+    str | None,
+    Field(
+        description="An idempotency key: the same call sent again with it (after a timeout, "
+        "say) stores nothing twice."
+    ),
+]
 Until = Annotated[
     str | None,
     Field(description="Only memories observed before this time (ISO 8601, as for since)."),
@@ -151,13 +158,7 @@ class _Tools:
             str | None,
             Field(description="When it was said, ISO 8601 (default: now)."),
         ] = None,
-        request_id: Annotated[
-            str | None,
-            Field(
-                description="An idempotency key: the same call sent again with it (after a "
-                "timeout, say) answers as the first did and stores nothing twice."
-            ),
-        ] = None,
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """Remember something for an owner: a message, a preference, a fact, a decision, an outcome.
 
@@ -355,6 +356,7 @@ class _Tools:
         speaker: Annotated[
             str | None, Field(description="Optional display name of the speaker, e.g. 'Caroline'.")
         ] = None,
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """Add one turn of a conversation to the session's working memory.
 
@@ -366,7 +368,14 @@ class _Tools:
         """
         hs = self._caller()
         return await self._call(
-            self._append, hs, owner, session_id, content, role=role, speaker=speaker
+            self._append,
+            hs,
+            owner,
+            session_id,
+            content,
+            role=role,
+            speaker=speaker,
+            request_id=request_id,
         )
 
     def _append(
@@ -378,8 +387,11 @@ class _Tools:
         *,
         role: str,
         speaker: str | None,
+        request_id: str | None,
     ) -> dict[str, Any]:
-        result = hs.observe(owner, session_id, content, role=role, speaker=speaker)
+        result = hs.observe(
+            owner, session_id, content, role=role, speaker=speaker, request_id=request_id
+        )
         return {"ok": True, "consolidated": None if result is None else self._retained(hs, result)}
 
     async def session_window(self, owner: Owner, session_id: SessionId) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, ParamSpec, TypeVar
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Header, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
@@ -27,6 +27,17 @@ ERRORS: Final[dict[int | str, dict[str, Any]]] = {
 # Documents the scheme in OpenAPI; the header itself is read with access.bearer_token,
 # as the MCP endpoint reads it.
 bearer = HTTPBearer(auto_error=False, description="An API key from HINDSIGHT_API_KEYS_FILE.")
+
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="The write is made once under this key (kept a day): the same "
+        "request sent again answers as the first did and stores nothing; the key with "
+        "another request is a 409. 1 to 128 printable ASCII characters.",
+    ),
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,10 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Final
 
-from fastapi import Header, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import StreamingResponse
 
-from hindsight.api.deps import Context, Routes
+from hindsight.api.deps import Context, IdempotencyKey, Routes
 from hindsight.api.schemas import (
     KIND_RULE,
     OWNER_RULE,
@@ -43,17 +43,6 @@ EXPORT_BATCH: Final = 200  # records fetched per worker-thread hop while streami
 MAX_OFFSET: Final = 2**62  # beyond what the store's integers hold
 
 routes = Routes("/v1", "memories")
-
-
-IdempotencyKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        description="The write is made once under this key (kept a day): the same "
-        "request sent again answers as the first did and stores nothing; the key with "
-        "another request is a 409. 1 to 128 printable ASCII characters.",
-    ),
-]
 
 
 @routes("POST", "/memories")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hindsight.api.deps import Context, Routes
+from hindsight.api.deps import Context, IdempotencyKey, Routes
 from hindsight.api.schemas import (
     MemoryList,
     MemoryOut,
@@ -23,7 +23,9 @@ routes = Routes("/v1", "working memory")
 
 
 @routes("POST", "/sessions/{session_id}/turns")
-async def observe(ctx: Context, session_id: SessionPath, body: ObserveIn) -> ObserveOut:
+async def observe(
+    ctx: Context, session_id: SessionPath, body: ObserveIn, idempotency_key: IdempotencyKey = None
+) -> ObserveOut:
     """Add a turn to a session's working memory.
 
     The window moves to long-term memory when it is full, or at once when the
@@ -38,6 +40,7 @@ async def observe(ctx: Context, session_id: SessionPath, body: ObserveIn) -> Obs
         speaker=body.speaker,
         tool_name=body.tool_name,
         metadata=body.metadata,
+        request_id=idempotency_key,
     )
     return ObserveOut(
         consolidated=result is not None, retained=None if result is None else RetainOut.of(result)

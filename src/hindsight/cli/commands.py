@@ -475,10 +475,19 @@ def session() -> None:
 @owner_option
 @click.option("--session", "session_id", required=True, metavar="ID", help="The session.")
 @click.option("--role", type=ROLES, default="user", show_default=True, help="Who spoke.")
+@REQUEST_ID
 @json_option
 @click.argument("text")
 @click.pass_obj
-def session_add(app: App, owner: str, session_id: str, role: str, as_json: bool, text: str) -> None:
+def session_add(
+    app: App,
+    owner: str,
+    session_id: str,
+    role: str,
+    request_id: str | None,
+    as_json: bool,
+    text: str,
+) -> None:
     """Add a turn to a session's window ('-' reads stdin).
 
     The window moves to long-term memory when it is full, or at once on a
@@ -486,7 +495,7 @@ def session_add(app: App, owner: str, session_id: str, role: str, as_json: bool,
     """
     content = read_text(text, limit_chars=app.settings().max_content_chars)
     hs = app.engine
-    result = hs.observe(owner, session_id, content, role=role)
+    result = hs.observe(owner, session_id, content, role=role, request_id=request_id)
     window = hs.window(owner, session_id)
     if as_json:
         emit_json(
