@@ -448,6 +448,13 @@ def _request(http: Any, call: _Call[Any]) -> Any:
 RETRY_STATUSES: Final = frozenset({502, 503, 504})
 
 
+def _answer(call: _Call[T], response: Any) -> T:
+    """What the call returns, or the library error its answer stands for."""
+    if response.status_code >= 400:
+        raise _error(response.status_code, response.content)
+    return call.read(response.json())
+
+
 def _backoff(attempt: int) -> float:
     """Seconds before the next try: 0.25, 0.5, 1, ... with jitter, at most 4."""
     return float(min(4.0, 0.25 * 2**attempt) * random.uniform(0.5, 1.0))
@@ -473,8 +480,9 @@ class Client(_Transport):
 
     ``api_key`` is sent as ``Authorization: Bearer <key>``; ``transport`` (an
     ``httpx.BaseTransport``) may route requests elsewhere, e.g. in-process for tests.
-    A read, or a write under an idempotency key (retain and import always carry one),
-    is sent again up to ``retries`` times after a dropped connection or a 502/503/504.
+    A read, or a write under an idempotency key (retain, observe and import always
+    carry one), is sent again up to ``retries`` times after a dropped connection or a
+    502/503/504.
     """
 
     def __init__(
@@ -503,18 +511,16 @@ class Client(_Transport):
         for attempt in range(tries):
             if attempt:
                 time.sleep(_backoff(attempt - 1))
+            last = attempt + 1 == tries
             try:
                 response = self._http.send(_request(self._http, call))
             except hx.TransportError as exc:
-                if attempt + 1 < tries:
-                    continue
-                raise self._unreachable(exc) from None
-            if response.status_code in RETRY_STATUSES and attempt + 1 < tries:
+                if last:
+                    raise self._unreachable(exc) from None
                 continue
-            if response.status_code >= 400:
-                raise _error(response.status_code, response.content)
-            return call.read(response.json())
-        raise AssertionError("unreachable: the last try returns or raises")
+            if last or response.status_code not in RETRY_STATUSES:
+                return _answer(call, response)
+        raise AssertionError("unreachable: the last try answers or raises")
 
     retain = _sync(_Ops.retain)
     recall = _sync(_Ops.recall)
@@ -586,18 +592,16 @@ class AsyncClient(_Transport):
         for attempt in range(tries):
             if attempt:
                 await asyncio.sleep(_backoff(attempt - 1))
+            last = attempt + 1 == tries
             try:
                 response = await self._http.send(_request(self._http, call))
             except hx.TransportError as exc:
-                if attempt + 1 < tries:
-                    continue
-                raise self._unreachable(exc) from None
-            if response.status_code in RETRY_STATUSES and attempt + 1 < tries:
+                if last:
+                    raise self._unreachable(exc) from None
                 continue
-            if response.status_code >= 400:
-                raise _error(response.status_code, response.content)
-            return call.read(response.json())
-        raise AssertionError("unreachable: the last try returns or raises")
+            if last or response.status_code not in RETRY_STATUSES:
+                return _answer(call, response)
+        raise AssertionError("unreachable: the last try answers or raises")
 
     retain = _async(_Ops.retain)
     recall = _async(_Ops.recall)

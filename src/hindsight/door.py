@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import abc
 import enum
+import hashlib
+import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from hindsight import validate
 from hindsight.access import Principal
 from hindsight.embed import Embeddings
 from hindsight.errors import ConflictError, WriteRefusedError
@@ -91,6 +94,18 @@ class Once:
     key: str
     digest: str
     result: Callable[[Plan], dict[str, Any]]
+
+    @classmethod
+    def of(
+        cls, request_id: str | None, asked: object, result: Callable[[Plan], dict[str, Any]]
+    ) -> Once | None:
+        """The key of a call that gave ``request_id`` (checked) and asked ``asked`` (as
+        given: a hash of its JSON, keys sorted), or None for a call that gave none."""
+        if request_id is None:
+            return None
+        text = json.dumps(asked, sort_keys=True, ensure_ascii=False, default=str)
+        asked_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return cls(validate.request_id(request_id), asked_digest, result)
 
 
 def _owners(context: WriteContext) -> str:

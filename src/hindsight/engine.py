@@ -27,7 +27,7 @@ from hindsight.embed import registry as embedders
 from hindsight.errors import NotFoundError, ValidationError
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
-from hindsight.ingest import Ingest, digest
+from hindsight.ingest import Ingest
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -166,14 +166,8 @@ class Hindsight:
         once: the same call again returns the first one's result and stores nothing;
         the key sent with other arguments is a :class:`ConflictError`.
         """
-        once = None
-        if request_id is not None:
-            asked = [owner, content, messages, kind, session_id, source, observed_at]
-            once = Once(
-                validate.request_id(request_id),
-                digest([*asked, confidence, metadata]),
-                lambda plan: views.retained(plan.result),
-            )
+        asked = [owner, content, messages, kind, session_id, source, observed_at, confidence]
+        once = Once.of(request_id, [*asked, metadata], lambda plan: views.retained(plan.result))
         owner = validate.owner(owner)
         session_id = validate.session_id(session_id)
         src = validate.choice(Source, source, field="source")
@@ -429,8 +423,7 @@ class Hindsight:
         import once, as for :meth:`retain`.
         """
         context = WriteContext(self.principal, Operation.IMPORT, (), datetime.now(UTC))
-        key = None if request_id is None else validate.request_id(request_id)
-        return self._ingest.records(context, records, request_id=key)
+        return self._ingest.records(context, records, request_id=request_id)
 
     # -- working memory --------------------------------------------------------------
     def observe(
@@ -466,8 +459,7 @@ class Hindsight:
             datetime.now(UTC),
         )
         self.principal.check_write(owner)
-        key = None if request_id is None else validate.request_id(request_id)
-        return self._sessions.observe(self.principal, owner, sid, turn, request_id=key)
+        return self._sessions.observe(self.principal, owner, sid, turn, request_id=request_id)
 
     def sessions(self, owner: str) -> list[tuple[str, int, int]]:
         """An owner's open sessions as (session id, turns, estimated tokens), latest first."""

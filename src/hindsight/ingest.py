@@ -8,8 +8,6 @@ through :class:`~hindsight.door.Door` with a planner that reads the store under 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
@@ -112,15 +110,9 @@ class TurnReader:
         )
 
 
-def digest(request: object) -> str:
-    """A hash of what a request asked, as given (its JSON, keys sorted): a request_id
-    sent again with another request is then told apart."""
-    text = json.dumps(request, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _imported(plan: Plan, records: int) -> dict[str, Any]:
-    return {"imported": len(plan.inserts), "skipped": records - len(plan.inserts)}
+def _counts(recorded: Mapping[str, Any]) -> dict[str, int]:
+    """An import's answer, as recorded with its key."""
+    return {"imported": int(recorded["imported"]), "skipped": int(recorded["skipped"])}
 
 
 class Ingest:
@@ -225,7 +217,7 @@ class Ingest:
             self._from_extracted(owner, item, episodes[item.turn_index], now=now)
             for item in self.extract(turns)
         ]
-        return self.memories(context, [*episodes, *derived], once=once)
+        return self._write(context, [*episodes, *derived], once)
 
     def _from_extracted(
         self, owner: str, item: Extracted, episode: Memory, *, now: datetime
@@ -269,6 +261,11 @@ class Ingest:
         """Write new memories: deduplicated, merged or superseding what is known."""
         if once is not None and (done := self.door.recorded(context, once)) is not None:
             return views.retained_from(done)  # made before: nothing to embed
+        return self._write(context, memories, once)
+
+    def _write(
+        self, context: WriteContext, memories: Sequence[Memory], once: Once | None
+    ) -> RetainResult:
         vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
         candidates = [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
         threshold = self.settings.dedupe_similarity
@@ -335,11 +332,13 @@ class Ingest:
             memory.embedding_model = self.embedder.model_id
             memories.append(memory)
         context = replace(context, owners=tuple(sorted({m.owner for m in memories})))
-        once = None
-        if request_id is not None:
-            once = Once(request_id, digest(records), lambda plan: _imported(plan, len(memories)))
-            if (done := self.door.recorded(context, once)) is not None:
-                return {"imported": done["imported"], "skipped": done["skipped"]}
+
+        def imported(plan: Plan) -> dict[str, Any]:
+            return {"imported": len(plan.inserts), "skipped": len(memories) - len(plan.inserts)}
+
+        once = Once.of(request_id, records, imported)
+        if once is not None and (done := self.door.recorded(context, once)) is not None:
+            return _counts(done)  # made before: nothing to embed
         vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
         pairs = list(zip(memories, vectors, strict=True))
 
@@ -350,12 +349,7 @@ class Ingest:
             return out
 
         written = self.door.commit(context, planner, once=once)
-        if written.replayed is not None:
-            return {
-                "imported": written.replayed["imported"],
-                "skipped": written.replayed["skipped"],
-            }
-        return _imported(written, len(memories))
+        return _counts(written.replayed or imported(written))
 
     def drafts(
         self,

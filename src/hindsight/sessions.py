@@ -15,7 +15,7 @@ from hindsight.access import Principal
 from hindsight.config import Settings
 from hindsight.door import Once, Operation, WriteContext
 from hindsight.extract import events
-from hindsight.ingest import Ingest, digest
+from hindsight.ingest import Ingest
 from hindsight.models import RetainResult, Turn, estimate_tokens
 from hindsight.store import WorkingMemory, WorkingTurn
 from hindsight.write import Plan
@@ -39,11 +39,11 @@ class Sessions:
         request_id: str | None = None,
     ) -> RetainResult | None:
         now = datetime.now(UTC)
-        if request_id is not None:
+        asked = [owner, sid, turn.role, turn.content, turn.speaker, turn.tool_name, turn.metadata]
+        once = Once.of(request_id, asked, lambda plan: {"kept": True})
+        if once is not None:
             # the key is claimed before the turn is kept: a retry while the first call
             # still runs, or after it, finds it and keeps nothing again
-            asked = [owner, sid, turn.role, turn.content, turn.speaker, turn.tool_name]
-            once = Once(request_id, digest([*asked, turn.metadata]), lambda plan: {"kept": True})
             context = WriteContext(principal, Operation.OBSERVE, (owner,), now)
             if self.ingest.door.commit(context, lambda known: Plan(), once=once).replayed:
                 return None  # kept by the first call

@@ -77,11 +77,12 @@ def words(text: str) -> Iterator[str]:
             spaced.append(c)
     word: list[str] = []
     for c in _fold("".join(spaced)):
-        if c in _WHITESPACE or _is_punctuation(c):
+        kind = _kind(c)  # splitting keeps what folding made of the rest: all is a word
+        if kind in (" ", "p"):
             if word:
                 yield "".join(word)
                 word = []
-            if c not in _WHITESPACE:
+            if kind == "p":
                 yield c
         else:
             word.append(c)

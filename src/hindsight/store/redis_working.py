@@ -49,9 +49,12 @@ class RedisWorkingMemory(WorkingMemory):
         self._redis.set(key, uuid.uuid4().hex, nx=True)
         return str(self._redis.get(key))
 
-    def _intact(self) -> None:
-        """Raise once if Redis lost what this process saw it hold."""
-        if self._call(self._redis.get, f"{self._prefix}epoch") == self._epoch:
+    def _intact(self, epoch: str | None = None) -> None:
+        """Raise once if Redis lost what this process saw it hold (``epoch``: the token
+        as just read along with other work, else read now)."""
+        if epoch is None:
+            epoch = self._call(self._redis.get, f"{self._prefix}epoch")
+        if epoch == self._epoch:
             return
         self._epoch = self._call(self._claim_epoch)
         raise StoreError(
@@ -91,13 +94,16 @@ class RedisWorkingMemory(WorkingMemory):
         return turn
 
     def wm_window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
-        self._intact()
-        return self._window(owner, session_id, now)
+        pipe = self._redis.pipeline(transaction=False)  # one round trip: the token too
+        pipe.get(f"{self._prefix}epoch")
+        pipe.zrange(self._session(owner, session_id), 0, -1)
+        epoch, members = self._call(pipe.execute)
+        self._intact(epoch)
+        return _alive(members, now)
 
     def _window(self, owner: str, session_id: str, now: datetime) -> list[WorkingTurn]:
         members = self._call(self._redis.zrange, self._session(owner, session_id), 0, -1)
-        turns = (_load(m) for m in members)
-        return [t for t in turns if t.expires_at > now]
+        return _alive(members, now)
 
     def wm_clear(self, owner: str, session_id: str, *, up_to_seq: int | None = None) -> int:
         key = self._session(owner, session_id)
@@ -169,6 +175,11 @@ def _dump(turn: WorkingTurn) -> str:
         },
         ensure_ascii=False,
     )
+
+
+def _alive(members: list[str], now: datetime) -> list[WorkingTurn]:
+    turns = (_load(m) for m in members)
+    return [t for t in turns if t.expires_at > now]
 
 
 def _load(member: str) -> WorkingTurn:

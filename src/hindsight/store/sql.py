@@ -246,7 +246,8 @@ class SQLStore(Store):
         if not rows:
             return None
         digest, result, at = rows[0]
-        return Request(owners, principal, request_id, digest, json.loads(result), _dt(at) or _now())
+        when = datetime.fromtimestamp(at, tz=UTC)
+        return Request(owners, principal, request_id, digest, json.loads(result), when)
 
     def prune_requests(self, before: datetime) -> int:
         with self.db.tx() as conn:
