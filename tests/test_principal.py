@@ -105,6 +105,29 @@ def test_an_import_cannot_link_into_another_owner(
     assert receipt.derived_ids == [] and hs.get(record["id"]).owner == BOB
 
 
+@pytest.mark.parametrize("taken", [True, False], ids=["alice's id", "an unknown id"])
+def test_an_import_answers_alike_for_another_owners_id_and_an_unknown_one(
+    seeded: tuple[Hindsight, str, str], taken: bool
+) -> None:
+    """Bob's record reusing alice's id imports under an id of its own (a record of his
+    batch linking to it follows), and again is skipped: the answers are those for an
+    unknown id, and alice's memory is untouched."""
+    hs, mine, theirs = seeded
+    reused = mine if taken else "m_000000000000feedfeedfeedfeed"
+    base = next(r for r in hs.export(BOB) if r["id"] == theirs)
+    first = {**base, "id": reused, "content": "I love the blues."}
+    second = {**base, "id": "m_0000000000001234567812345678", "content": "I love soul."}
+    second["provenance"] = {**base["provenance"], "derived_from": [reused]}
+    before = hs.get(mine)
+    bob = hs.as_principal(BOB_APP)
+    assert bob.import_records([first, second]) == {"imported": 2, "skipped": 0}
+    blues = next(m for m in bob.list_memories(BOB) if m.content == "I love the blues.")
+    assert (blues.id == reused) is not taken
+    assert hs.get(second["id"]).provenance.derived_from == [blues.id]
+    assert hs.get(mine) == before
+    assert bob.import_records([first, second]) == {"imported": 0, "skipped": 2}
+
+
 def test_an_owners_stats_do_not_move_with_another_owners_writes(hs: Hindsight) -> None:
     hs.retain(ALICE, "I keep bees.")
     before = hs.stats(ALICE)

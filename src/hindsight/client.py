@@ -303,8 +303,8 @@ class _Ops:
     def import_records(
         records: Iterable[Mapping[str, Any]], *, request_id: str | None = None
     ) -> _Call[dict[str, int]]:
-        """Load exported dicts, re-embedding them; known ids are skipped (sent once, as
-        for :meth:`retain`)."""
+        """Load exported dicts, re-embedding them; ids the owner already holds are skipped
+        (sent once, as for :meth:`retain`)."""
         body = {"records": list(records)}
         return _Call("POST", "/v1/import", dict, body=body, headers=_once(request_id))
 

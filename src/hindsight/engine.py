@@ -416,10 +416,11 @@ class Hindsight:
     def import_records(
         self, records: Iterable[Mapping[str, Any]], *, request_id: str | None = None
     ) -> dict[str, int]:
-        """Load exported dicts, re-embedding them; known ids are skipped.
+        """Load exported dicts, re-embedding them; ids the owner already holds are skipped.
 
         Every record is checked (and the caller's write access to its owner) before
-        anything is written, so a bad line imports nothing. ``request_id`` makes the
+        anything is written, so a bad line imports nothing. A record whose id another
+        owner holds gets a fresh id, as an unknown one would be imported. ``request_id`` makes the
         import once, as for :meth:`retain`.
         """
         context = WriteContext(self.principal, Operation.IMPORT, (), datetime.now(UTC))

@@ -8,6 +8,7 @@ through :class:`~hindsight.door.Door` with a planner that reads the store under 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
@@ -307,7 +308,7 @@ class Ingest:
         request_id: str | None = None,
     ) -> dict[str, int]:
         """Load exported records, each checked (and its owner's write access) before any is
-        written; ids already stored are skipped."""
+        written; ids the owner already holds are skipped."""
         records = list(records)
         for line, record in enumerate(records, start=1):  # whose, before what
             try:
@@ -343,8 +344,10 @@ class Ingest:
         pairs = list(zip(memories, vectors, strict=True))
 
         def planner(known: StoreKnown) -> Plan:
-            stored = {m.id for m in known.store.get([m.id for m in memories])}
-            out = Plan(inserts=[(m, v) for m, v in pairs if m.id not in stored])
+            ids = [m.id for m in memories]
+            _rename_foreign_ids(memories, {m.id: m.owner for m in known.store.get(ids)})
+            held = {m.id for m in known.store.get([m.id for m in memories])}
+            out = Plan(inserts=[(m, v) for m, v in pairs if m.id not in held])
             out.result.created = [m.id for m, _ in out.inserts]
             return out
 
@@ -382,3 +385,25 @@ class Ingest:
 
         self.door.commit(context, planner)
         return decided[0]
+
+
+def _rename_foreign_ids(memories: Sequence[Memory], held: Mapping[str, str]) -> None:
+    """Give each record whose id another owner holds an id of its own, derived from its
+    owner and the id it came with, and follow the rename in the batch's links. The
+    record imports as one with an unknown id would, and the same import again is
+    skipped as it would be, so the answer tells nothing about other owners' ids."""
+    renamed = {
+        m.id: _owned_id(m.owner, m.id) for m in memories if held.get(m.id, m.owner) != m.owner
+    }
+    if not renamed:
+        return
+    for m in memories:
+        m.id = renamed.get(m.id, m.id)
+        m.provenance.derived_from = [renamed.get(x, x) for x in m.provenance.derived_from]
+        if m.superseded_by is not None:
+            m.superseded_by = renamed.get(m.superseded_by, m.superseded_by)
+
+
+def _owned_id(owner: str, memory_id: str) -> str:
+    digest = hashlib.sha256(f"{owner}\0{memory_id}".encode()).hexdigest()
+    return f"m_{digest[:28]}"

@@ -209,7 +209,7 @@ async def export(
 async def import_records(
     ctx: Context, body: ImportIn, idempotency_key: IdempotencyKey = None
 ) -> ImportOut:
-    """Load exported memories, re-embedding them; known ids are skipped.
+    """Load exported memories, re-embedding them; ids the owner already holds are skipped.
 
     The caller must be allowed to write the owner of every record; each record is
     checked before anything is written, so one bad record imports nothing.

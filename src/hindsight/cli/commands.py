@@ -389,7 +389,7 @@ def export(app: App, owner: str) -> None:
 @click.argument("file", type=click.File("rb"))
 @click.pass_obj
 def import_(app: App, request_id: str | None, as_json: bool, file: BinaryIO) -> None:
-    """Load memories from FILE of JSON lines ('-' for stdin); known ids are skipped.
+    """Load memories from FILE of JSON lines ('-' for stdin); ids the owner holds are skipped.
 
     Every line is checked first: one bad line is an error naming it, and
     nothing is imported.
