@@ -17,7 +17,7 @@ import pytest
 
 from hindsight import Hindsight, Settings
 from hindsight.access import Principal
-from hindsight.door import Checkpoint, Operation, WriteContext, checkpoints
+from hindsight.door import Checkpoint, Operation, StoreKnown, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.errors import WriteRefusedError
 from hindsight.models import Kind, Memory, Status
@@ -36,7 +36,7 @@ class Recorder(Checkpoint):
     def __init__(self) -> None:
         self.seen: list[tuple[Operation, str, list[str]]] = []
 
-    def review(self, plan: Plan, context: WriteContext) -> None:
+    def review(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
         self.seen.append(
             (context.operation, context.principal.name, [m.id for m, _ in plan.memories()])
         )
@@ -48,7 +48,7 @@ class Refuser(Checkpoint):
     def __init__(self) -> None:
         self.armed = False
 
-    def review(self, plan: Plan, context: WriteContext) -> None:
+    def review(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
         if self.armed:
             self.refuse(f"no {context.operation} today")
 
@@ -154,7 +154,7 @@ class Guard(Checkpoint):
 
     name = "guard"
 
-    def review(self, plan: Plan, context: WriteContext) -> None:
+    def review(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
         for memory, new in plan.memories():
             if new and memory.provenance.source == "tool":
                 memory.status = Status.PENDING_REVIEW
@@ -280,7 +280,7 @@ from hindsight.door import Checkpoint
 
 class Slow(Checkpoint):
     name = "slow"
-    def review(self, plan, context):
+    def review(self, plan, context, known):
         time.sleep(1.0)  # a writer that plans, then takes its time to commit
 
 flags = Path(sys.argv[1])

@@ -4,10 +4,14 @@ Keys live in a JSON file (``HINDSIGHT_API_KEYS_FILE``)::
 
     {"keys": [{"name": "alice-app", "key": "...",          # or "sha256": "<hex digest>"
                "read": ["user:alice", "shared:team-a"],
-               "write": ["user:alice"]}]}
+               "write": ["user:alice"],
+               "trust": 0.5,                                   # optional, default 1
+               "audit": false}]}                               # optional, default false
 
 A scope entry names an owner exactly, or ends in ``*`` to cover every owner
-that starts with what precedes it (``"user:*"``, ``"*"``). Only digests are kept
+that starts with what precedes it (``"user:*"``, ``"*"``). ``trust`` caps how far what
+the key writes is believed (see :mod:`hindsight.guard`); ``audit`` lets it read the
+audit log of the owners it may read. Only digests are kept
 in memory; a presented key is hashed and compared with every digest in constant
 time, so neither timing nor logs reveal a key.
 """
@@ -56,6 +60,8 @@ class Principal:
     name: str
     read: tuple[str, ...]
     write: tuple[str, ...]
+    trust: float = 1.0  # what it writes is believed at most this far (hindsight.guard)
+    audit: bool = False  # may read the audit log of the owners it reads
 
     def can_read(self, owner: str) -> bool:
         # writing an owner implies reading it: a writer must see what it dedupes against
@@ -88,7 +94,7 @@ class Principal:
 
 
 # Local single-user use: stdio MCP, or a server on loopback with no keys configured.
-TRUSTED: Final = Principal(name="local", read=("*",), write=("*",))
+TRUSTED: Final = Principal(name="local", read=("*",), write=("*",), audit=True)
 
 
 class KeyRing:
@@ -124,7 +130,7 @@ class KeyRing:
             at = f"{where}: keys[{i}]"
             if not isinstance(entry, Mapping):
                 raise ValidationError(f"{at} must be an object")
-            unknown = set(entry) - {"name", "key", "sha256", "read", "write"}
+            unknown = set(entry) - {"name", "key", "sha256", "read", "write", "trust", "audit"}
             if unknown:
                 raise ValidationError(f"{at} has unknown fields: {', '.join(sorted(unknown))}")
             name = entry.get("name")
@@ -186,4 +192,12 @@ def _principal(entry: Mapping[str, Any], name: str, at: str) -> Principal:
             if "*" in scope[:-1]:
                 raise ValidationError(f"{at}.{field}: '*' may only end a scope, not {scope!r}")
         scopes[field] = tuple(value)
-    return Principal(name=name, read=scopes["read"], write=scopes["write"])
+    trust = entry.get("trust", 1.0)
+    if isinstance(trust, bool) or not isinstance(trust, int | float) or not 0 <= trust <= 1:
+        raise ValidationError(f"{at}.trust must be a number between 0 and 1")
+    audit = entry.get("audit", False)
+    if not isinstance(audit, bool):
+        raise ValidationError(f"{at}.audit must be true or false")
+    return Principal(
+        name=name, read=scopes["read"], write=scopes["write"], trust=float(trust), audit=audit
+    )

@@ -47,6 +47,38 @@ class Settings(BaseSettings):
     # HINDSIGHT_PROVIDER_OPTIONS='{"extractor.my-llm": {"model": "m"}}'; may hold keys
     provider_options: dict[str, dict[str, Any]] = Field(default_factory=dict, repr=False)
 
+    # the guard (hindsight.guard): on by default; off keeps provenance and trust only
+    guard: bool = True
+    # how far each source is believed, 0..1: a memory's trust is the least of its
+    # source's, its writer's key's and its sources' (a derived memory); its confidence
+    # never exceeds it. Given ones replace these defaults source by source.
+    trust: dict[str, float] = Field(default_factory=dict)
+    # at or above this trust a source speaks for the user: its words are not scanned
+    # for attacks and it may correct what it said before
+    trusted_at: float = Field(default=0.9, ge=0.0, le=1.0)
+    # an untrusted memory that reads as an attack: "quarantine" holds it for review (not
+    # recalled), "flag" keeps it active with its flags (recall still withholds it)
+    on_unsafe: Literal["quarantine", "flag"] = "quarantine"
+    # secrets (API keys, card numbers, passwords) in any memory: "redact" replaces them
+    # before anything is indexed, "refuse" refuses the write
+    on_secret: Literal["redact", "refuse"] = "redact"
+    # untrusted memories this close (cosine) to a trusted one are checked against it
+    conflict_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
+    # ... and this close to a held claim, repeat it (held too: repetition is not evidence)
+    repeat_similarity: float = Field(default=0.6, ge=-1.0, le=1.0)
+
+    # a webhook told of each write the guard holds or refuses (hindsight.guard.notify);
+    # with a secret, each body is signed (HMAC-SHA256)
+    review_webhook_url: str | None = None
+    review_webhook_secret: str | None = Field(default=None, repr=False)
+    # a held memory a reviewer rejects: "keep" it as rejected history, or "forget" it
+    on_reject: Literal["keep", "forget"] = "keep"
+    # the audit log: every write, forget and review decision, in its transaction; and
+    # every recall (who recalled which ids), unless audit_recalls is off
+    audit: bool = True
+    audit_recalls: bool = True
+    audit_retention_days: int = Field(default=365, gt=0)
+
     # input limits
     max_content_chars: int = Field(default=32_000, gt=0)
     max_metadata_bytes: int = Field(default=16_384, gt=0)
@@ -105,11 +137,31 @@ class Settings(BaseSettings):
             raise ValueError("must be a PostgreSQL URL: postgresql://user:password@host/db")
         return value
 
+    @field_validator("review_webhook_url")
+    @classmethod
+    def _webhook_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
     @field_validator("redis_url")
     @classmethod
     def _redis_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must be a Redis URL: redis://host:6379/0")
+        return value
+
+    @field_validator("trust")
+    @classmethod
+    def _trust(cls, value: dict[str, float]) -> dict[str, float]:
+        from hindsight.models import Source
+
+        known = {s.value for s in Source}
+        for name, level in value.items():
+            if name not in known:
+                raise ValueError(f"unknown source {name!r}: one of {', '.join(sorted(known))}")
+            if not 0 <= level <= 1:
+                raise ValueError(f"trust of {name!r} must lie between 0 and 1")
         return value
 
     @field_validator("timezone")

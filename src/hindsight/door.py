@@ -6,8 +6,9 @@ Retain, update, import, consolidation, summaries and reflections all call
 plans for them meanwhile), the door
 
 1. runs the planner against what the store holds (a :class:`~hindsight.write.Known`),
-2. shows the plan to each :class:`Checkpoint` in turn, with the caller's
-   :class:`WriteContext`; a checkpoint may change the plan's memories (status,
+2. records the writer's name in each new memory's provenance, and shows the plan to
+   each :class:`Checkpoint` in turn, with the caller's :class:`WriteContext`
+   (the guard, :mod:`hindsight.guard`, first); a checkpoint may change the plan's memories (status,
    confidence, content, metadata) or refuse the write,
 3. drops any link to a memory of another owner (or to none), so no write ties one
    owner's memories to another's,
@@ -34,9 +35,9 @@ from hindsight import validate
 from hindsight.access import Principal
 from hindsight.embed import Embeddings
 from hindsight.errors import ConflictError, WriteRefusedError
-from hindsight.models import Kind, Memory
+from hindsight.models import HELD, Kind, Memory
 from hindsight.registry import Registry
-from hindsight.store import Filter, Request, Store
+from hindsight.store import AuditEntry, Filter, Request, Store
 from hindsight.write import Plan, Vector, embedding_text
 
 
@@ -50,6 +51,7 @@ class Operation(enum.StrEnum):
     CONSOLIDATE = "consolidate"
     SUMMARIZE = "summarize"
     REFLECT = "reflect"
+    REVIEW = "review"  # a reviewer's decision on a memory the guard held
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +75,8 @@ class Checkpoint(abc.ABC):
     name: str = "checkpoint"
 
     @abc.abstractmethod
-    def review(self, plan: Plan, context: WriteContext) -> None: ...
+    def review(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
+        """Check ``plan``; ``known`` reads the store as the planner did, under the lock."""
 
     def refuse(self, reason: str) -> None:
         """Refuse the write under review: nothing of it is stored."""
@@ -132,11 +135,19 @@ class Door:
     """Plans, checks and applies every write to one store."""
 
     def __init__(
-        self, store: Store, embedder: Embeddings, checks: Sequence[Checkpoint] = ()
+        self,
+        store: Store,
+        embedder: Embeddings,
+        checks: Sequence[Checkpoint] = (),
+        *,
+        audit: bool = True,
+        notify: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.checks = list(checks)
+        self.audit = audit  # record each write in the audit log, in its transaction
+        self.notify = notify  # told of each write the guard held or refused
 
     def commit(
         self,
@@ -155,10 +166,17 @@ class Door:
         with self.store.exclusive({*context.owners, *owners}):
             if once is not None and (done := self.recorded(context, once)) is not None:
                 return Plan(replayed=done)
-            plan = planner(StoreKnown(self.store))
+            known = StoreKnown(self.store)
+            plan = planner(known)
             encoded = {m.id: embedding_text(m) for m, _ in plan.memories()}
-            for check in self.checks:
-                check.review(plan, context)
+            for memory, _ in plan.inserts:  # an import's too: who wrote it here
+                memory.provenance.principal = context.principal.name
+            try:
+                for check in self.checks:
+                    check.review(plan, context, known)
+            except WriteRefusedError as exc:
+                self._tell("refused", context, {"reason": str(exc)})
+                raise
             _keep_links_within_owners(plan, self.store)
             self._embed(plan, encoded)
             request = None
@@ -176,8 +194,25 @@ class Door:
                     insert=[(m, v) for m, v in plan.inserts if v is not None],
                     update=list(plan.updates.values()),
                     request=request,
+                    audit=audit_entries(context, plan, once) if self.audit else (),
                 )
+        held = [m for m, _ in plan.memories() if m.status in HELD and m.review is not None]
+        if held and not any(m.review.decision for m in held if m.review):
+            self._tell("held", context, {"memories": [_held(m) for m in held]})
         return plan
+
+    def _tell(self, event: str, context: WriteContext, detail: dict[str, Any]) -> None:
+        if self.notify is not None:
+            self.notify(
+                event,
+                {
+                    "owners": list(context.owners),
+                    "principal": context.principal.name,
+                    "operation": context.operation.value,
+                    "at": context.at.isoformat(),
+                    **detail,
+                },
+            )
 
     def recorded(self, context: WriteContext, once: Once) -> dict[str, Any] | None:
         """The result recorded under ``once``'s key by this caller for these owners, if
@@ -218,6 +253,41 @@ class Door:
         plan.inserts = [(m, vectors.get(m.id, v)) for m, v in plan.inserts]
         plan.updates = {mid: (m, vectors.get(mid, v)) for mid, (m, v) in plan.updates.items()}
         plan.needs_vector.clear()
+
+
+def _held(m: Memory) -> dict[str, Any]:
+    assert m.review is not None
+    return {
+        "id": m.id,
+        "owner": m.owner,
+        "status": m.status.value,
+        "source": m.provenance.source.value,
+        "reason": m.review.reason,
+        "conflicts_with": m.review.conflicts_with,
+    }
+
+
+def audit_entries(context: WriteContext, plan: Plan, once: Once | None) -> list[AuditEntry]:
+    """One entry per owner a write touched: what it added and what it changed, and what
+    the guard held of it."""
+    touched: dict[str, list[str]] = {}
+    held: dict[str, list[str]] = {}
+    for memory, _ in plan.memories():
+        touched.setdefault(memory.owner, []).append(memory.id)
+        if memory.status in HELD:
+            held.setdefault(memory.owner, []).append(memory.id)
+    return [
+        AuditEntry(
+            at=context.at,
+            principal=context.principal.name,
+            owner=owner,
+            action=context.operation.value,
+            memory_ids=tuple(ids),
+            request_id=None if once is None else once.key,
+            detail={"held": held[owner]} if owner in held else {},
+        )
+        for owner, ids in sorted(touched.items())
+    ]
 
 
 def _keep_links_within_owners(plan: Plan, store: Store) -> None:

@@ -13,21 +13,24 @@ input changes nothing, and each write lands in one store transaction.
 from __future__ import annotations
 
 import copy
+import hashlib
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hindsight import validate, views
+from hindsight import review, validate, views
 from hindsight.access import TRUSTED, Principal
 from hindsight.config import Settings
 from hindsight.distil import Distil
 from hindsight.door import Checkpoint, Door, Once, Operation, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
-from hindsight.errors import NotFoundError, ValidationError
+from hindsight.errors import NotFoundError, PermissionDeniedError, StoreError, ValidationError
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
-from hindsight.ingest import Ingest
+from hindsight.guard.notify import Notifier
+from hindsight.ingest import Ingest, input_hash
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -40,12 +43,22 @@ from hindsight.models import (
     Turn,
     new_id,
 )
+from hindsight.review import ReviewItem
 from hindsight.search import Search
 from hindsight.sessions import Sessions
-from hindsight.store import Filter, Store, StoreStats, WorkingTurn, open_store, open_working
+from hindsight.store import (
+    AuditEntry,
+    Filter,
+    Store,
+    StoreStats,
+    WorkingTurn,
+    open_store,
+    open_working,
+)
 from hindsight.transfer import memory_to_dict
 
 MAX_K: Final = 1_000
+_log = logging.getLogger("hindsight.engine")
 #: Metadata an extractor reads off a memory's text; an update of the text drops it.
 READ_FROM_TEXT: Final = frozenset({"value", "polarity", "detail", "applies_when"})
 #: Owner weights in a recall lie in this range, so a score is always a finite number.
@@ -84,7 +97,8 @@ class Hindsight:
         self.embedder = embedder or embedders.create(settings.embedding_provider, settings)
         self.extractor = extractor or extractors.create(settings.extractor, settings)
         if checks is None:
-            checks = [checkpoints.create(name, settings) for name in settings.checkpoints]
+            names = list(dict.fromkeys(["guard", *settings.checkpoints]))  # guard: always
+            checks = [checkpoints.create(name, settings) for name in names]
         self.store = store or open_store(settings)
         try:
             self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
@@ -94,7 +108,18 @@ class Hindsight:
             raise
         self.principal: Principal = TRUSTED
         self._zone = validate.time_zone(settings.timezone)  # the users' days
-        self._door = Door(self.store, self.embedder, checks)
+        self._notifier = (
+            None
+            if settings.review_webhook_url is None
+            else Notifier(settings.review_webhook_url, settings.review_webhook_secret)
+        )
+        self._door = Door(
+            self.store,
+            self.embedder,
+            checks,
+            audit=settings.audit,
+            notify=None if self._notifier is None else self._notifier.send,
+        )
         self._ingest = Ingest(
             settings,
             embedder=self.embedder,
@@ -123,6 +148,8 @@ class Hindsight:
         try:
             self._search.flush_access(force=True)
             self.working.close()
+            if self._notifier is not None:
+                self._notifier.close()
         finally:
             self.store.close()
 
@@ -178,12 +205,15 @@ class Hindsight:
         if kind is not None:
             if messages is not None:
                 raise ValidationError("give either messages or kind with content, not both")
+            text = reader.text(content)
             memory = self._ingest.new_memory(
                 owner,
                 validate.choice(Kind, kind, field="kind"),
-                reader.text(content),
+                text,
                 confidence=validate.confidence(1.0 if confidence is None else confidence),
-                provenance=Provenance(source=src, session_id=session_id),
+                provenance=Provenance(
+                    source=src, session_id=session_id, input_hash=input_hash(text)
+                ),
                 observed_at=when or context.at,
                 now=context.at,
                 metadata=meta,
@@ -233,9 +263,36 @@ class Hindsight:
         )
         zone = self._zone if timezone is None else validate.time_zone(timezone)
         self.principal.check_read(weights)
-        return self._search.recall(
+        results = self._search.recall(
             flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
         )
+        if self.settings.audit_recalls:
+            self._audit_recall(list(weights), query, k, results)
+        return results
+
+    def _audit_recall(
+        self, owners: list[str], query: str, k: int, results: list[RecallResult]
+    ) -> None:
+        """Who recalled what: one entry per owner searched, with the ids returned (the
+        query as a hash: the log keeps no memory text). Bookkeeping: a failure to write
+        it is logged, and the read it records still answers."""
+        digest = hashlib.sha256(query.encode("utf-8")).hexdigest()[:16]
+        at = datetime.now(UTC)
+        entries = [
+            AuditEntry(
+                at=at,
+                principal=self.principal.name,
+                owner=owner,
+                action="recall",
+                memory_ids=tuple(r.memory.id for r in results if r.memory.owner == owner),
+                detail={"query_sha256": digest, "k": k},
+            )
+            for owner in owners
+        ]
+        try:
+            self.store.append_audit(entries)
+        except StoreError as exc:
+            _log.warning("recall not audited: %s", exc)
 
     def _owner_weights(self, owners: str | Sequence[str] | Mapping[str, float]) -> dict[str, float]:
         if isinstance(owners, str):
@@ -286,10 +343,8 @@ class Hindsight:
             current_only=not include_history,
         )
         limit = validate.positive(limit, field="limit", maximum=MAX_K)
-        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 2**62:
-            raise ValidationError("offset must be an integer from 0 to 2**62 - 1")
         self.principal.check_read(flt.owners)
-        return self.store.list_memories(flt, limit=limit, offset=offset)
+        return self.store.list_memories(flt, limit=limit, offset=validate.offset(offset))
 
     def stats(self, owner: str | None = None) -> StoreStats:
         """Counts by kind and status, the store's size and model: of one owner, or (for a
@@ -349,8 +404,11 @@ class Hindsight:
         session_id: str | None = None,
         since: datetime | str | None = None,
         until: datetime | str | None = None,
+        source: Source | str | None = None,
+        principal: str | None = None,
     ) -> ForgetReceipt:
-        """Delete one memory, or an owner's memories (optionally of one session or period).
+        """Delete one memory, or an owner's memories: all, or those of one session, period
+        (of ``observed_at``), source or writer (``principal``, an API key's name), as given.
 
         With ``memory_id``, ``owner`` (if given) must own it. What was derived only
         from deleted memories goes too, and so does any summary or reflection that
@@ -358,7 +416,7 @@ class Hindsight:
         """
         criteria: dict[str, Any]
         if memory_id is not None:
-            if session_id is not None or since or until:
+            if session_id is not None or since or until or source or principal:
                 raise ValidationError("give a memory id, or an owner with filters, not both")
             memory = self.get(memory_id)
             if owner is not None and memory.owner != validate.owner(owner):
@@ -377,6 +435,12 @@ class Hindsight:
                 until=validate.timestamp(until, field="until"),
                 statuses=tuple(Status),
                 current_only=False,
+                sources=None
+                if source is None
+                else [validate.choice(Source, source, field="source")],
+                principal=None
+                if principal is None
+                else validate.text(principal, field="principal", limit=200),
             )
             self.principal.check_write(flt.owners)
             ids = [m.id for m in self.store.iterate(flt)]
@@ -385,8 +449,10 @@ class Hindsight:
                 "session_id": session_id,
                 "since": flt.since,
                 "until": flt.until,
+                **({"source": flt.sources[0].value} if flt.sources else {}),
+                **({"principal": flt.principal} if flt.principal is not None else {}),
             }
-            if since is None and until is None:
+            if since is None and until is None and source is None and principal is None:
                 self._sessions.clear(owner, session_id)
         # a summary or lesson that quotes a forgotten memory goes with it
         derived = self.store.derived_closure(ids, quoting=(Kind.SUMMARY, Kind.REFLECTION))
@@ -400,10 +466,91 @@ class Hindsight:
             "deleted_ids": ids,
             "derived_ids": derived,
         }
-        self.store.delete([*ids, *derived], receipt=receipt)
+        entry = AuditEntry(
+            at=at,
+            principal=self.principal.name,
+            owner=owner,
+            action="forget",
+            memory_ids=(*ids, *derived),
+            detail={"receipt": receipt_id},
+        )
+        self.store.delete(
+            [*ids, *derived], receipt=receipt, audit=[entry] if self.settings.audit else ()
+        )
         return ForgetReceipt(
             id=receipt_id, deleted_ids=ids, derived_ids=derived, at=at, criteria=criteria
         )
+
+    # -- the review queue and the audit log (hindsight.review, hindsight.guard) -------------
+    def review_queue(
+        self, owner: str | None = None, *, limit: int = 50, offset: int = 0
+    ) -> list[ReviewItem]:
+        """What the guard held (quarantined or pending review), newest first, each with
+        the memories it conflicts with: of ``owner``, or (for a caller that reads
+        every owner) of all."""
+        limit = validate.positive(limit, field="limit", maximum=MAX_K)
+        owners = [self._readable(owner)] if owner is not None else self._all_owners()
+        return review.pending(self.store, owners, limit=limit, offset=validate.offset(offset))
+
+    def approve(self, memory_id: str) -> list[Memory]:
+        """Make a held memory active as if it had passed the guard (with what was held
+        with it); returns them, the memory first."""
+        context = self._context(Operation.REVIEW, self.get(memory_id).owner)
+        return review.decide(self._door, context, memory_id, approve=True)
+
+    def reject(self, memory_id: str, *, forget: bool | None = None) -> list[Memory] | ForgetReceipt:
+        """Turn down a held memory (with what was held with it): kept as ``rejected``
+        history, or forgotten (with its receipt) when ``forget`` (by default
+        ``settings.on_reject``) says so."""
+        context = self._context(Operation.REVIEW, self.get(memory_id).owner)
+        decided = review.decide(self._door, context, memory_id, approve=False)
+        if forget if forget is not None else self.settings.on_reject == "forget":
+            return self.forget(memory_id)
+        return decided
+
+    def audit(
+        self,
+        owner: str | None = None,
+        *,
+        principal: str | None = None,
+        action: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        limit: int = 100,
+        before_seq: int | None = None,
+    ) -> list[AuditEntry]:
+        """Audit entries, newest first: of ``owner`` (or every owner, for a caller that
+        reads them all), filtered by who did it, what and when. Needs a key with
+        ``"audit": true``; ``before_seq`` pages back."""
+        if not self.principal.audit:
+            raise PermissionDeniedError(f"key {self.principal.name!r} may not read the audit log")
+        owners = [self._readable(owner)] if owner is not None else None
+        if owners is None:
+            self.principal.check_read_all()
+        return self.store.audit(
+            owners=owners,
+            principal=principal,
+            action=action,
+            since=validate.timestamp(since, field="since"),
+            until=validate.timestamp(until, field="until"),
+            limit=validate.positive(limit, field="limit", maximum=MAX_K),
+            before_seq=None
+            if before_seq is None
+            else validate.positive(before_seq, field="before_seq", maximum=2**62),
+        )
+
+    def verify_audit(self) -> dict[str, Any]:
+        """Check the audit log's hash chain: ``{"entries": n, "intact": bool,
+        "broken_at": seq or None}``. Needs an audit key that reads every owner."""
+        if not self.principal.audit:
+            raise PermissionDeniedError(f"key {self.principal.name!r} may not read the audit log")
+        self.principal.check_read_all()
+        checked, broken = self.store.verify_audit()
+        return {"entries": checked, "intact": broken is None, "broken_at": broken}
+
+    def _all_owners(self) -> list[str]:
+        self.principal.check_read_all()
+        return self.store.owners()
 
     # -- export and import -------------------------------------------------------------
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:

@@ -43,7 +43,7 @@ SOURCE_OF_ROLE: Final = {
 Changer = Callable[[Memory], None]
 """Changes a memory in place (an update's new content, metadata, ...)."""
 _TURN_FIELDS: Final = frozenset(
-    {"role", "content", "speaker", "observed_at", "tool_name", "metadata"}
+    {"role", "content", "speaker", "observed_at", "tool_name", "metadata", "source"}
 )
 
 
@@ -71,7 +71,10 @@ class TurnReader:
         if (content is None) == (messages is None):
             raise ValidationError("give exactly one of content or messages")
         if content is not None:
-            return [Turn(role=ROLE_OF_SOURCE[source], content=self.text(content), observed_at=when)]
+            text = self.text(content)
+            return [
+                Turn(role=ROLE_OF_SOURCE[source], content=text, observed_at=when, source=source)
+            ]
         assert messages is not None
         if not messages:
             raise ValidationError("messages is empty")
@@ -95,6 +98,7 @@ class TurnReader:
                 observed_at=message.get("observed_at"),
                 tool_name=message.get("tool_name"),
                 metadata=message.get("metadata") or {},
+                source=message.get("source"),
             )
         if message.role not in SOURCE_OF_ROLE:
             raise ValidationError(
@@ -108,6 +112,9 @@ class TurnReader:
             or when,
             tool_name=message.tool_name,
             metadata=self.metadata(message.metadata),
+            source=None
+            if message.source is None
+            else validate.choice(Source, message.source, field=f"{where}.source"),
         )
 
 
@@ -199,9 +206,10 @@ class Ingest:
                 turn.content,
                 confidence=1.0,
                 provenance=Provenance(
-                    source=SOURCE_OF_ROLE.get(turn.role, Source.USER),
+                    source=turn.source or SOURCE_OF_ROLE.get(turn.role, Source.USER),
                     session_id=session_id,
                     speaker=turn.speaker,
+                    input_hash=input_hash(turn.content),
                 ),
                 observed_at=turn.observed_at or now,
                 now=now,
@@ -246,6 +254,7 @@ class Ingest:
                 session_id=episode.provenance.session_id,
                 speaker=episode.provenance.speaker,
                 derived_from=[episode.id],
+                input_hash=episode.provenance.input_hash,
             ),
             observed_at=episode.observed_at,
             now=now,
@@ -407,3 +416,8 @@ def _rename_foreign_ids(memories: Sequence[Memory], held: Mapping[str, str]) -> 
 def _owned_id(owner: str, memory_id: str) -> str:
     digest = hashlib.sha256(f"{owner}\0{memory_id}".encode()).hexdigest()
     return f"m_{digest[:28]}"
+
+
+def input_hash(text: str) -> str:
+    """The hash a memory keeps of the raw text it was made from (its provenance)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -33,7 +33,8 @@ class Source(enum.StrEnum):
     AGENT = "agent"
     TOOL = "tool"
     SYSTEM = "system"
-    IMPORT = "import"
+    EXTERNAL = "external"  # a retrieved document, a web page, a feed
+    IMPORT = "import"  # an imported record that named no source
 
 
 # The conversational role a source speaks in: what a turn's ``role`` field holds.
@@ -42,6 +43,7 @@ ROLE_OF_SOURCE: Final[Mapping[Source, str]] = {
     Source.AGENT: "assistant",
     Source.TOOL: "tool",
     Source.SYSTEM: "system",
+    Source.EXTERNAL: "tool",
     Source.IMPORT: "user",
 }
 
@@ -58,10 +60,18 @@ TAG_VALUES: Final = frozenset(t.value for t in Tag)
 
 
 class Status(enum.StrEnum):
+    """Where a memory stands: only active memories are recalled by default."""
+
     ACTIVE = "active"
     ARCHIVED = "archived"
-    PENDING_REVIEW = "pending_review"
+    PENDING_REVIEW = "pending_review"  # the guard held it: it conflicts with a trusted memory
+    QUARANTINED = "quarantined"  # the guard held it: it reads as an attack (see its flags)
+    REJECTED = "rejected"  # a reviewer turned it down; kept as history
     DELETED = "deleted"
+
+
+HELD: Final = (Status.PENDING_REVIEW, Status.QUARANTINED)
+"""The statuses of the review queue."""
 
 
 @dataclass(slots=True)
@@ -72,6 +82,20 @@ class Provenance:
     session_id: str | None = None
     derived_from: list[str] = field(default_factory=list)  # memory or turn ids
     speaker: str | None = None
+    principal: str | None = None  # the API key's name that wrote it, or "local"
+    input_hash: str | None = None  # sha256 of the raw text it was made from
+
+
+@dataclass(slots=True)
+class Review:
+    """Why the guard held a memory for review, what it conflicts with, and, once a
+    reviewer decided, what and who decided (kept as the memory's history)."""
+
+    reason: str
+    conflicts_with: list[str] = field(default_factory=list)  # memory ids
+    decision: str | None = None  # "approved" or "rejected"
+    decided_by: str | None = None  # the reviewer's principal
+    decided_at: str | None = None  # ISO 8601
 
 
 @dataclass(slots=True)
@@ -103,6 +127,9 @@ class Memory:
     embedding_model: str | None = None
     attribute: str | None = None  # single-valued slot, e.g. "user.location"
     metadata: dict[str, Any] = field(default_factory=dict)
+    trust: float = 1.0  # how far its source is believed, 0..1; confidence never exceeds it
+    flags: list[str] = field(default_factory=list)  # what the guard's scan found in it
+    review: Review | None = None  # set while the guard holds it (and kept after a decision)
 
 
 @dataclass(slots=True)
@@ -115,6 +142,7 @@ class Turn:
     observed_at: datetime | None = None
     tool_name: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    source: Source | None = None  # who said it, where the role does not tell ("external")
 
 
 @dataclass(slots=True)

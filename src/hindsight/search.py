@@ -18,6 +18,7 @@ from typing import Final
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.errors import StoreError
+from hindsight.guard import Policy, screen
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
 from hindsight.recall import (
     Rerank,
@@ -46,6 +47,7 @@ class Search:
         self.store = store
         self.embedder = embedder
         self.rerank = Rerank(half_life_days=settings.recency_half_life_days)
+        self.guard = Policy.of(settings) if settings.guard else None
         self._access: dict[str, int] = {}
         self._access_lock = threading.Lock()
         self._access_flushed = time.monotonic()
@@ -85,6 +87,8 @@ class Search:
             rerank=self.rerank,
             period=period,
         )
+        if self.guard is not None:
+            scored = screen(scored, self.guard, window=max(2 * k, 20))
         results = pack(scored, k=k, token_budget=token_budget)
         self._note_access([r.memory.id for r in results])
         return results

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from hindsight import validate
 from hindsight.errors import ValidationError
-from hindsight.models import Kind, Memory, Provenance, Source, Status
+from hindsight.models import Kind, Memory, Provenance, Review, Source, Status
 
 FORMAT_VERSION = 1
 _TIMES = ("observed_at", "created_at", "updated_at", "valid_from", "valid_to", "last_accessed_at")
@@ -31,6 +32,8 @@ def memory_to_dict(m: Memory) -> dict[str, Any]:
             "session_id": m.provenance.session_id,
             "speaker": m.provenance.speaker,
             "derived_from": list(m.provenance.derived_from),
+            "principal": m.provenance.principal,
+            "input_hash": m.provenance.input_hash,
         },
         **{name: iso(getattr(m, name)) for name in _TIMES},
         "superseded_by": m.superseded_by,
@@ -39,6 +42,9 @@ def memory_to_dict(m: Memory) -> dict[str, Any]:
         "embedding_model": m.embedding_model,
         "attribute": m.attribute,
         "metadata": m.metadata,
+        "trust": m.trust,
+        "flags": list(m.flags),
+        "review": None if m.review is None else asdict(m.review),
     }
 
 
@@ -65,6 +71,9 @@ def memory_from_dict(d: Mapping[str, Any], *, limit: int) -> Memory:
     times = {name: validate.timestamp(d.get(name), field=name) for name in _TIMES}
     observed = times["observed_at"]
     assert observed is not None
+    flags = d.get("flags") or []
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise ValidationError("flags must be a list of strings")
     count = d.get("access_count", 0)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise ValidationError("access_count must be a non-negative integer")
@@ -80,6 +89,8 @@ def memory_from_dict(d: Mapping[str, Any], *, limit: int) -> Memory:
             session_id=validate.session_id(prov.get("session_id")),
             speaker=prov.get("speaker"),
             derived_from=derived,
+            principal=_optional_text(prov.get("principal"), "provenance.principal"),
+            input_hash=_optional_text(prov.get("input_hash"), "provenance.input_hash"),
         ),
         observed_at=observed,
         created_at=times["created_at"] or observed,
@@ -93,4 +104,27 @@ def memory_from_dict(d: Mapping[str, Any], *, limit: int) -> Memory:
         embedding_model=d.get("embedding_model"),
         attribute=d.get("attribute"),
         metadata=validate.metadata(d.get("metadata"), limit=1 << 20),
+        trust=validate.confidence(d.get("trust", 1.0), field="trust"),
+        flags=flags,
+        review=_review(d.get("review")),
     )
+
+
+def _optional_text(value: object, field: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or len(value) > 200):
+        raise ValidationError(f"{field} must be a string of at most 200 characters")
+    return value
+
+
+def _review(value: object) -> Review | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not isinstance(value.get("reason"), str):
+        raise ValidationError("review must be an object with a 'reason'")
+    ids = value.get("conflicts_with") or []
+    if not isinstance(ids, list) or not all(isinstance(x, str) for x in ids):
+        raise ValidationError("review.conflicts_with must be a list of ids")
+    extra = {k: value.get(k) for k in ("decision", "decided_by", "decided_at")}
+    if not all(v is None or isinstance(v, str) for v in extra.values()):
+        raise ValidationError("review.decision, decided_by and decided_at must be strings")
+    return Review(value["reason"], ids, **extra)

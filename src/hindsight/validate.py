@@ -159,3 +159,10 @@ def positive(value: object, *, field: str, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
         raise ValidationError(f"{field} must be an integer between 1 and {maximum}")
     return value
+
+
+def offset(value: object) -> int:
+    """A page's offset: an integer from 0 to 2**62 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**62:
+        raise ValidationError("offset must be an integer from 0 to 2**62 - 1")
+    return value

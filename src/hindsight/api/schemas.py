@@ -84,6 +84,16 @@ class ProvenanceOut(BaseModel):
     session_id: str | None
     speaker: str | None
     derived_from: list[str]
+    principal: str | None = Field(description="The API key's name that wrote it, or local.")
+    input_hash: str | None = Field(description="sha256 of the raw text it was made from.")
+
+
+class ReviewOut(BaseModel):
+    reason: str = Field(description="Why the guard held the memory.")
+    conflicts_with: list[str] = Field(description="The memories it conflicts with.")
+    decision: str | None = Field(default=None, description="approved or rejected, once decided.")
+    decided_by: str | None = Field(default=None, description="Who decided.")
+    decided_at: str | None = Field(default=None, description="When, ISO 8601.")
 
 
 class MemoryOut(BaseModel):
@@ -108,6 +118,9 @@ class MemoryOut(BaseModel):
     embedding_model: str | None
     attribute: str | None
     metadata: dict[str, Any]
+    trust: float = Field(description="How far its source is believed, 0..1.")
+    flags: list[str] = Field(description="What the guard's safety scan found in it.")
+    review: ReviewOut | None = Field(description="Why the guard held it, if it did.")
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
@@ -121,6 +134,11 @@ class MessageIn(_In):
     observed_at: str | None = Field(default=None, description=_TIME)
     tool_name: str | None = None
     metadata: dict[str, Any] | None = None
+    source: str | None = Field(
+        default=None,
+        description="Who said it, where the role does not tell (e.g. external).",
+        json_schema_extra=one_of(Source, nullable=True),
+    )
 
 
 class RetainIn(_In):

@@ -158,3 +158,34 @@ def bench_beam(app: App, limit: int | None, as_json: bool, out: Path | None, pat
     given on the group.
     """
     _bench_quality(app, "beam", path, limit=limit, as_json=as_json, out=out)
+
+
+@bench.command("guard")
+@json_option
+@_out_option
+@click.option("--details", is_flag=True, help="Also report every probe's top 5.")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+def bench_guard(app: App, as_json: bool, out: Path | None, details: bool, path: Path) -> None:
+    """Memory poisoning: PATH's cases retained with the guard on and off, then probed.
+
+    Reports, per family and overall, attack success (probes with a rejected text in the
+    top 5), benign kept (probes with every expected text in the top 5), false flags
+    (benign writes held or flagged) and leaks (results of another owner). Runs in a
+    fresh temporary store unless --home is given on the group.
+    """
+    from hindsight.bench import guard
+
+    _, cases = guard.load(path)
+    with contextlib.ExitStack() as stack:
+        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-g-")))
+        settings = stack.enter_context(scratch(app.settings(home)))
+        bar = stack.enter_context(
+            app.progress(range(2 * len(cases)), length=2 * len(cases), label="guard")
+        )
+        report = guard.run(settings, cases, details=details, progress=getattr(bar, "update", None))
+    _keep(report, out)
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo("\n".join(guard.table(report)))

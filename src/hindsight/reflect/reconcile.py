@@ -106,7 +106,7 @@ def _holds(old: Memory, draft: Draft, metadata: Mapping[str, Any]) -> bool:
         old.content == draft.content
         and set(old.provenance.derived_from) == set(draft.evidence)
         and old.metadata == metadata
-        and old.confidence == draft.confidence
+        and old.confidence == min(draft.confidence, old.trust)  # capped at its trust
         and old.query_hints == list(draft.query_hints)
         and old.provenance.session_id == draft.session_id
     )

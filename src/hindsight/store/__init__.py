@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from hindsight.errors import StoreError
 from hindsight.store.base import (
+    AuditEntry,
     Filter,
     Request,
     Store,
@@ -93,6 +94,7 @@ def open_working(settings: Settings, store: Store) -> WorkingMemory:
 
 
 __all__ = [
+    "AuditEntry",
     "Filter",
     "Request",
     "Store",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hindsight.models import Kind, Memory, Status
+from hindsight.models import Kind, Memory, Source, Status
 
 
 @dataclass(slots=True)
@@ -35,6 +35,8 @@ class Filter:
     statuses: Sequence[Status] = (Status.ACTIVE,)
     current_only: bool = True  # hide superseded memories (valid_to set)
     session_id: str | None = None
+    sources: Sequence[Source] | None = None
+    principal: str | None = None  # the API key's name that wrote it
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,23 @@ class Request:
     digest: str  # of what was asked: the key used for another request is a conflict
     result: dict[str, Any]
     at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One entry of the audit log: who did what to which memories of an owner, when.
+
+    ``seq`` and ``hash`` are set by the store (the hash chains it to the entry before)."""
+
+    at: datetime
+    principal: str
+    owner: str | None
+    action: str  # retain, update, import, forget, recall, approve, reject, ...
+    memory_ids: tuple[str, ...] = ()
+    request_id: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    seq: int | None = None
+    hash: str | None = None
 
 
 @dataclass(slots=True)
@@ -167,9 +186,11 @@ class Store(abc.ABC):
         insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         request: Request | None = None,
+        audit: Sequence[AuditEntry] = (),
     ) -> None:
         """Insert and update memories in one transaction (all or nothing), and record
-        ``request`` in it (so a write and its key land together or not at all).
+        ``request`` and ``audit`` in it (so a write, its key and its audit entries land
+        together or not at all).
 
         An update with a vector replaces the memory's vector; ``None`` keeps it.
         """
@@ -240,8 +261,37 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
-        """Remove memories, their vectors, index entries and links; keep the receipt."""
+    def delete(
+        self, ids: Sequence[str], *, receipt: dict[str, Any], audit: Sequence[AuditEntry] = ()
+    ) -> None:
+        """Remove memories, their vectors, index entries and links; keep the receipt and
+        the audit entries, in the same transaction."""
+
+    @abc.abstractmethod
+    def append_audit(self, entries: Sequence[AuditEntry]) -> None:
+        """Chain entries onto the audit log in a transaction of their own (a recall's)."""
+
+    @abc.abstractmethod
+    def audit(
+        self,
+        *,
+        owners: Sequence[str] | None = None,
+        principal: str | None = None,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        before_seq: int | None = None,
+    ) -> list[AuditEntry]:
+        """Audit entries matching every filter given, newest first."""
+
+    @abc.abstractmethod
+    def verify_audit(self) -> tuple[int, int | None]:
+        """(entries checked, seq of the first entry whose hash chain breaks, or None)."""
+
+    @abc.abstractmethod
+    def prune_audit(self, before: datetime) -> int:
+        """Drop audit entries older than ``before``; returns how many."""
 
     @abc.abstractmethod
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]: ...

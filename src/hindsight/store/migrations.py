@@ -52,6 +52,38 @@ REQUESTS = """
     CREATE INDEX requests_at ON requests (at)
 """
 
+# The guard (SQLite 5, PostgreSQL 3): each memory's principal, input hash, trust (rows
+# written before it get their source's default trust of the time), the scan's flags (a
+# JSON list) and review (JSON, or NULL); and the audit log, each entry chained to the one
+# before it by ``hash`` = sha256 of ``prev`` and the entry (see hindsight.guard.audit).
+GUARD = """
+    ALTER TABLE memories ADD COLUMN principal TEXT;
+    ALTER TABLE memories ADD COLUMN input_hash TEXT;
+    ALTER TABLE memories ADD COLUMN trust {real} NOT NULL DEFAULT 1.0;
+    ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE memories ADD COLUMN review TEXT;
+    UPDATE memories SET trust = CASE source
+        WHEN 'agent' THEN 0.7 WHEN 'tool' THEN 0.5 WHEN 'external' THEN 0.3
+        WHEN 'import' THEN 0.5 ELSE 1.0 END;
+    UPDATE memories SET confidence = trust WHERE confidence > trust;
+    CREATE INDEX memories_owner_principal ON memories (owner, principal);
+    CREATE TABLE audit (
+        seq {serial},
+        at {real} NOT NULL,
+        principal TEXT NOT NULL,
+        owner TEXT,
+        action TEXT NOT NULL,
+        memory_ids TEXT NOT NULL,
+        request_id TEXT,
+        detail TEXT NOT NULL,
+        prev TEXT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    CREATE INDEX audit_owner ON audit (owner, seq);
+    CREATE INDEX audit_principal ON audit (principal, seq);
+    CREATE INDEX audit_at ON audit (at)
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -174,6 +206,7 @@ SQLITE: list[Migration] = [
         """,
     ),
     (4, REQUESTS.format(real="REAL")),
+    (5, GUARD.format(real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT")),
 ]
 
 
@@ -268,6 +301,12 @@ POSTGRES: list[Migration] = [
         """,
     ),
     (2, REQUESTS.format(real="DOUBLE PRECISION")),
+    (
+        3,
+        GUARD.format(
+            real="DOUBLE PRECISION", serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+        ),
+    ),
 ]
 
 

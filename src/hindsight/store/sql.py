@@ -17,6 +17,7 @@ import bisect
 import json
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,9 +26,10 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
-from hindsight.models import Kind, Memory, Provenance, Source, Status
+from hindsight.models import Kind, Memory, Provenance, Review, Source, Status
+from hindsight.store import audit as audit_log
 from hindsight.store import files
-from hindsight.store.base import Filter, Request, Store, StoreStats, TextIndexing
+from hindsight.store.base import AuditEntry, Filter, Request, Store, StoreStats, TextIndexing
 from hindsight.store.db import Connection, Database, marks
 from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.timewords import date_words, referred_dates
@@ -40,8 +42,10 @@ _PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
 _COLUMNS = (
     "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "
     "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
-    "last_accessed_at, access_count, status, embedding_model, attribute, metadata"
+    "last_accessed_at, access_count, status, embedding_model, attribute, metadata, "
+    "principal, input_hash, trust, flags, review"
 )
+_N_COLUMNS = _COLUMNS.count(",") + 1
 _M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in _COLUMNS.split(","))
 
 
@@ -192,6 +196,7 @@ class SQLStore(Store):
         insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         request: Request | None = None,
+        audit: Sequence[AuditEntry] = (),
     ) -> None:
         touched: set[int] = set()  # rows whose keyword-index text must be (re)built
         with self.db.tx() as conn:
@@ -210,7 +215,7 @@ class SQLStore(Store):
                 )
             for memory, vector in insert:
                 key = conn.execute(
-                    f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 21)}) "
+                    f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * _N_COLUMNS)}) "
                     "RETURNING rowid",
                     self._row(memory),
                 ).fetchone()[0]
@@ -235,6 +240,7 @@ class SQLStore(Store):
                 touched.add(key)
             sessions = self._sessions(conn, touched)  # read once: the neighbours' too
             self._reindex(conn, touched | _neighbours(sessions, touched, self._text), sessions)
+            audit_log.append(self.db, conn, audit)  # last: it takes the logs' write order
         self._wrote(added=len(insert))
 
     def request(self, owners: str, principal: str, request_id: str) -> Request | None:
@@ -365,6 +371,11 @@ class SQLStore(Store):
             m.embedding_model,
             m.attribute,
             json.dumps(m.metadata, ensure_ascii=False),
+            m.provenance.principal,
+            m.provenance.input_hash,
+            m.trust,
+            json.dumps(m.flags),
+            None if m.review is None else json.dumps(asdict(m.review), ensure_ascii=False),
         )
 
     def _put_vector(
@@ -654,7 +665,9 @@ class SQLStore(Store):
                     frontier.append(child)
         return derived
 
-    def delete(self, ids: Sequence[str], *, receipt: dict[str, Any]) -> None:
+    def delete(
+        self, ids: Sequence[str], *, receipt: dict[str, Any], audit: Sequence[AuditEntry] = ()
+    ) -> None:
         owners: set[str] = set()
         with self.db.tx() as conn:
             gone: set[int] = set()
@@ -676,6 +689,7 @@ class SQLStore(Store):
                     f"UPDATE memories SET superseded_by = NULL WHERE superseded_by {among}", values
                 )
             self._reindex(conn, gone)
+            audit_log.append(self.db, conn, audit)
             conn.execute(
                 "INSERT INTO receipts (id, at, owner, criteria, deleted_ids, derived_ids) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -698,6 +712,40 @@ class SQLStore(Store):
                 self._keywords.drop(owner)
             else:
                 self._keywords.drop_saved(owner)
+
+    # -- the audit log (rows and chain: hindsight.store.audit) --------------------------
+    def append_audit(self, entries: Sequence[AuditEntry]) -> None:
+        if entries:
+            with self.db.tx() as conn:
+                audit_log.append(self.db, conn, entries)
+
+    def audit(
+        self,
+        *,
+        owners: Sequence[str] | None = None,
+        principal: str | None = None,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        before_seq: int | None = None,
+    ) -> list[AuditEntry]:
+        return audit_log.read(
+            self.db,
+            owners=owners,
+            principal=principal,
+            action=action,
+            since=since,
+            until=until,
+            limit=limit,
+            before_seq=before_seq,
+        )
+
+    def verify_audit(self) -> tuple[int, int | None]:
+        return audit_log.verify(self.db)
+
+    def prune_audit(self, before: datetime) -> int:
+        return audit_log.prune(self.db, before)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"
@@ -789,6 +837,12 @@ def filter_sql(flt: Filter, *, owner: str | None = "m.owner") -> tuple[str, list
     if flt.session_id is not None:
         clauses.append("m.session_id = ?")
         params.append(flt.session_id)
+    if flt.sources:
+        clauses.append(f"m.source IN ({marks(flt.sources)})")
+        params.extend(s.value for s in flt.sources)
+    if flt.principal is not None:
+        clauses.append("m.principal = ?")
+        params.append(flt.principal)
     return " AND ".join(clauses), params
 
 
@@ -801,7 +855,12 @@ def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
         query_hints=json.loads(r[4]),
         confidence=r[5],
         provenance=Provenance(
-            source=Source(r[6]), session_id=r[7], speaker=r[8], derived_from=derived_from
+            source=Source(r[6]),
+            session_id=r[7],
+            speaker=r[8],
+            derived_from=derived_from,
+            principal=r[21],
+            input_hash=r[22],
         ),
         observed_at=_dt(r[9]) or _now(),
         created_at=_dt(r[10]) or _now(),
@@ -815,4 +874,7 @@ def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
         embedding_model=r[18],
         attribute=r[19],
         metadata=json.loads(r[20]),
+        trust=r[23],
+        flags=json.loads(r[24]),
+        review=None if r[25] is None else Review(**json.loads(r[25])),
     )

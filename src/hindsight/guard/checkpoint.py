@@ -1,0 +1,309 @@
+"""The guard at write time: trust, secrets, the safety scan and conflicts, on every write.
+
+:class:`Guard` is a write checkpoint (:mod:`hindsight.door`): it sees each write's plan
+under the owners' lock, after the planner and before anything is stored, and
+
+1. gives each new memory its trust: the least of its source's (``Settings.trust``),
+   its writer's key's and its sources' (a memory derived from a tool's turn is no
+   more trusted than the tool); confidence never exceeds trust. This step runs with
+   the guard off too (``Settings.guard``): trust is provenance, not policy,
+2. redacts secrets in any memory (or refuses the write, by policy),
+3. scans what untrusted sources wrote (:mod:`hindsight.guard.scan`): an attack is
+   quarantined (or kept flagged, by policy), and what was derived from it with it,
+4. holds for review (``pending_review``) an untrusted memory that contradicts a more
+   trusted one on the same subject (:mod:`hindsight.guard.conflict`), or repeats a
+   claim already held: repeating a claim is not evidence for it,
+5. undoes the supersession a held memory would have made: a trusted memory is never
+   retired by an untrusted one. A trusted source's own correction supersedes as ever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from hindsight.config import Settings
+from hindsight.door import Checkpoint, Operation, WriteContext, checkpoints
+from hindsight.guard.conflict import contradiction
+from hindsight.guard.scan import ATTACKS, Flag, redact, scan
+from hindsight.models import HELD, Memory, Review, Source, Status
+from hindsight.registry import Options, no_options
+from hindsight.store import Filter
+from hindsight.write import Plan, Vector
+
+if TYPE_CHECKING:
+    from hindsight.door import StoreKnown
+
+DEFAULT_TRUST: Final[Mapping[Source, float]] = {
+    Source.USER: 1.0,
+    Source.SYSTEM: 1.0,
+    Source.AGENT: 0.7,
+    Source.TOOL: 0.5,
+    Source.EXTERNAL: 0.3,
+    Source.IMPORT: 0.5,
+}
+_NEIGHBOURS: Final = 8  # trusted memories nearest an untrusted one that it is checked against
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The guard's settings, read once."""
+
+    trust: Mapping[Source, float]
+    trusted_at: float
+    quarantine: bool
+    refuse_secrets: bool
+    conflict_similarity: float
+    repeat_similarity: float
+
+    @classmethod
+    def of(cls, settings: Settings) -> Policy:
+        given = {Source(name): level for name, level in settings.trust.items()}
+        return cls(
+            trust={**DEFAULT_TRUST, **given},
+            trusted_at=settings.trusted_at,
+            quarantine=settings.on_unsafe == "quarantine",
+            refuse_secrets=settings.on_secret == "refuse",
+            conflict_similarity=settings.conflict_similarity,
+            repeat_similarity=settings.repeat_similarity,
+        )
+
+    def trusted(self, memory: Memory) -> bool:
+        return memory.trust >= self.trusted_at
+
+
+def trust_of(memory: Memory, context: WriteContext, policy: Policy, parents: list[float]) -> float:
+    """A new memory's trust: the least of what it says of itself (an imported record's),
+    its source's, its writer's and its sources'."""
+    levels = [
+        memory.trust,
+        policy.trust.get(memory.provenance.source, 1.0),
+        context.principal.trust,
+    ]
+    return min(levels + parents)
+
+
+class Guard(Checkpoint):
+    """Trust, secrets, the safety scan and conflicts, at write time."""
+
+    name = "guard"
+
+    def __init__(self, settings: Settings) -> None:
+        self.policy = Policy.of(settings)
+        self.enabled = settings.guard  # off: trust (1 and its cap) only
+
+    def review(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
+        new = {m.id: (m, v) for m, v in plan.inserts}
+        stored = _stored_parents(plan, new, known)
+        for memory, _ in plan.inserts:  # parents come first: an episode before its facts
+            parents = [p.trust for p in _parents(memory, new, stored)]
+            memory.trust = trust_of(memory, context, self.policy, parents)
+        for memory, vector in plan.inserts if self.enabled else ():
+            self._secrets(memory)
+            if not self._inherit(memory, new, stored):
+                self._scan(memory)
+            if memory.status is Status.ACTIVE and not self.policy.trusted(memory):
+                self._conflicts(memory, vector, plan, known)
+        for memory, is_new in plan.memories():
+            if not is_new and context.operation is Operation.UPDATE:  # the caller's words
+                memory.trust = min(memory.trust, context.principal.trust)
+                if self.enabled:
+                    self._secrets(memory)
+            memory.confidence = min(memory.confidence, memory.trust)
+        _keep_superseded(plan, {mid for mid, (m, _) in new.items() if m.status in HELD})
+
+    def _secrets(self, memory: Memory) -> None:
+        cleaned = redact(memory.content)
+        if cleaned == memory.content:
+            return
+        if self.policy.refuse_secrets:
+            self.refuse("the text holds a secret (an API key, card number or password)")
+        memory.content = cleaned
+        memory.query_hints = [redact(h) for h in memory.query_hints]
+        _flag(memory, Flag.SECRET)
+
+    def _inherit(
+        self,
+        memory: Memory,
+        new: dict[str, tuple[Memory, Vector | None]],
+        stored: dict[str, Memory],
+    ) -> bool:
+        """Hold a memory derived from a held one, as its source is held."""
+        for parent in _parents(memory, new, stored):
+            if parent.status in HELD:
+                memory.status, memory.review = parent.status, parent.review
+                for flag in parent.flags:
+                    _flag(memory, Flag(flag))
+                return True
+        return False
+
+    def _scan(self, memory: Memory) -> None:
+        if self.policy.trusted(memory):
+            return
+        findings = scan(memory.content)
+        for finding in findings:
+            if finding.flag is not Flag.SECRET:
+                _flag(memory, finding.flag)
+        attacks = [f for f in findings if f.flag in ATTACKS]
+        if attacks and self.policy.quarantine:
+            memory.status = Status.QUARANTINED
+            memory.review = Review("; ".join(f"{f.flag.value}: {f.evidence!r}" for f in attacks))
+
+    def _conflicts(
+        self, memory: Memory, vector: Vector | None, plan: Plan, known: StoreKnown
+    ) -> None:
+        if vector is None or _asks(memory):
+            return
+        flt = Filter(owners=[memory.owner])
+        for other, similarity in _near(known, flt, vector, plan, memory, statuses=(Status.ACTIVE,)):
+            if similarity < self.policy.conflict_similarity:
+                break
+            if (
+                other.trust <= memory.trust
+                or not self.policy.trusted(other)
+                or not held_to(memory, other)
+            ):
+                continue
+            if found := contradiction(memory.content, other.content):
+                memory.status = Status.PENDING_REVIEW
+                memory.review = Review(f"contradicts a more trusted memory: {found}", [other.id])
+                self._hold_repeats(memory, vector, plan, known)
+                return
+        if _replies(memory):
+            return
+        for other, similarity in _near(known, flt, vector, plan, memory, statuses=HELD):
+            if similarity < self.policy.repeat_similarity:
+                break
+            if other.review is None:
+                continue
+            memory.status = Status.PENDING_REVIEW
+            memory.review = Review(
+                f"repeats a claim held for review ({other.id})",
+                other.review.conflicts_with or [other.id],
+            )
+            return
+
+    def _hold_repeats(self, held: Memory, vector: Vector, plan: Plan, known: StoreKnown) -> None:
+        """Hold the untrusted memories that made the claim ``held`` makes before it (and
+        what was derived from them): the claim goes to review in all its copies."""
+        assert held.review is not None
+        flt = Filter(owners=[held.owner])
+        repeats = [
+            other
+            for other, similarity in _near(
+                known, flt, vector, plan, held, statuses=(Status.ACTIVE,)
+            )
+            if similarity >= self.policy.repeat_similarity
+            and not self.policy.trusted(other)
+            and not _replies(other)
+        ]
+        if not repeats:
+            return
+        children = [
+            c for c in known.store.children([m.id for m in repeats]) if c.status is Status.ACTIVE
+        ]
+        reason = Review(f"repeats a claim held for review ({held.id})", held.review.conflicts_with)
+        inserted = {m.id for m, _ in plan.inserts}
+        for other in [*repeats, *children]:
+            other.status, other.review = Status.PENDING_REVIEW, reason
+            if other.id not in inserted:
+                plan.updates.setdefault(other.id, (other, None))
+
+
+def _near(
+    known: StoreKnown,
+    flt: Filter,
+    vector: Vector,
+    plan: Plan,
+    memory: Memory,
+    *,
+    statuses: tuple[Status, ...],
+) -> list[tuple[Memory, float]]:
+    """Memories of these statuses nearest ``vector``, stored or in this write, nearest first."""
+    hits = known.store.vector_search(
+        Filter(owners=flt.owners, statuses=statuses), vector, _NEIGHBOURS
+    )
+    found = {m.id: m for m in known.store.get([mid for mid, _ in hits])}
+    near = [(found[mid], sim) for mid, sim in hits if mid in found]
+    for other, v in plan.inserts:  # of this write, those of another input
+        same = other.provenance.input_hash == memory.provenance.input_hash
+        if not same and other.status in statuses and v is not None:
+            near.append((other, float(v @ vector)))
+    near.sort(key=lambda pair: -pair[1])
+    return near
+
+
+def _replies(memory: Memory) -> bool:
+    """The agent's words: in a conversation it answers the user, who corrects it there.
+
+    So the agent is held to what the user said in other sessions only, and its replies,
+    which restate one another by nature, are not held as repeats of a claim: drift by
+    repetition is what tools and documents do (an agent's claim that contradicts the
+    user is still held, as itself)."""
+    return memory.provenance.source is Source.AGENT
+
+
+def held_to(claim: Memory, trusted: Memory) -> bool:
+    """Whether an untrusted claim must agree with a trusted memory: one said before it
+    (a later one is the user's own update), stating something (not a question), and for
+    the agent, in another session."""
+    session = claim.provenance.session_id
+    return (
+        trusted.observed_at <= claim.observed_at
+        and not _asks(trusted)
+        and not (
+            _replies(claim) and session is not None and session == trusted.provenance.session_id
+        )
+    )
+
+
+def _asks(memory: Memory) -> bool:
+    """A question states nothing another text could contradict."""
+    return memory.content.rstrip().endswith("?")
+
+
+def _flag(memory: Memory, flag: Flag) -> None:
+    if flag.value not in memory.flags:
+        memory.flags.append(flag.value)
+
+
+def _stored_parents(plan: Plan, new: Mapping[str, object], known: StoreKnown) -> dict[str, Memory]:
+    ids = {p for m, _ in plan.inserts for p in m.provenance.derived_from if p not in new}
+    return {m.id: m for m in known.store.get(sorted(ids))} if ids else {}
+
+
+def _parents(
+    memory: Memory, new: Mapping[str, tuple[Memory, Vector | None]], stored: Mapping[str, Memory]
+) -> list[Memory]:
+    out = []
+    for parent in memory.provenance.derived_from:
+        if parent in new:
+            out.append(new[parent][0])
+        elif parent in stored:
+            out.append(stored[parent])
+    return out
+
+
+def _keep_superseded(plan: Plan, held: set[str]) -> None:
+    """Undo what held memories would have superseded: they are not current."""
+    if not held:
+        return
+    kept = [(old, cur) for old, cur in plan.result.superseded if cur not in held]
+    for old, cur in plan.result.superseded:
+        if cur not in held:
+            continue
+        if old in plan.updates:
+            del plan.updates[old]
+        for m, _ in plan.inserts:
+            if m.id == old:
+                m.valid_to, m.superseded_by = None, None
+    plan.result.superseded = kept
+
+
+def _guard(settings: Settings, options: Options) -> Guard:
+    no_options("checkpoint", "guard", options)
+    return Guard(settings)
+
+
+checkpoints.register("guard", _guard)

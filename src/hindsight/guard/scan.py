@@ -1,0 +1,248 @@
+"""The safety scan: what in a text addresses the agent, sends data away, hides itself,
+weakens security, or is a secret.
+
+:func:`scan` reads a text as a model would see it and as a person would not: zero-width
+characters are removed, HTML and markdown comments are read, and long base64 runs are
+decoded, before the patterns below look at it. It returns the flags it found, each
+with the piece of text that raised it; :func:`redact` replaces secrets.
+
+The patterns describe how an attack is shaped, not what one says: a text that speaks
+to an AI ("Note to AI assistants", "SYSTEM:"), overrides its instructions ("ignore
+previous instructions"), scripts its future answers ("when the user asks about X,
+tell them Y", "for any question about X"), tells it to keep a secret from the user,
+or asks for credentials or personal data to be sent to an address. The same words are
+legitimate from the user ("always answer me in French"): the guard scans only what
+comes from sources it does not trust as it trusts the user.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+
+
+class Flag(enum.StrEnum):
+    """What the scan found in a text."""
+
+    INSTRUCTION = "instruction"  # addresses the agent: orders, role claims, scripted answers
+    EXFILTRATION = "exfiltration"  # asks for data to be sent somewhere
+    HIDDEN = "hidden"  # hides text: zero-width characters, comments, hidden HTML, base64
+    UNSAFE_ACTION = "unsafe_action"  # a step that weakens security (curl | sh, verify=False)
+    SECRET = "secret"  # held a secret: an API key, a card number, a password
+
+
+# Flags that make an untrusted memory an attack, not data (SECRET is redacted instead;
+# HIDDEN text is scanned as revealed, and is not an attack by itself).
+ATTACKS: Final = frozenset({Flag.INSTRUCTION, Flag.EXFILTRATION, Flag.UNSAFE_ACTION})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    flag: Flag
+    evidence: str  # the text that raised it (shortened)
+
+
+_I = re.IGNORECASE
+_ZERO_WIDTH = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u00ad]")
+_HIDING = re.compile(
+    r"<!--(.*?)-->|\[//\]:\s*#\s*\((.*?)\)|<[^>]+(?:display\s*:\s*none|visibility\s*:\s*hidden"
+    r"|font-size\s*:\s*0)[^>]*>(.*?)</",
+    _I | re.DOTALL,
+)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+
+_AI = (
+    r"(?:ai|llm|language|automated|virtual)?\s*"
+    r"(?:assistants?|agents?|models?|bots?|chatbots?|ais?|llms?)"
+)
+_INSTRUCTION: Final = [
+    # speaks to the model that reads it
+    re.compile(
+        rf"\b(?:note|message|instructions?|notice|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?{_AI}\b",
+        _I,
+    ),
+    re.compile(r"\b(?:ai|llm|automated|virtual)\s+(?:assistants?|agents?|models?|systems?)\b", _I),
+    re.compile(r"\bassistant\s+(?:instructions?|note|directive)\b", _I),
+    re.compile(r"(?:^|[\n|.!\"']\s*|\[)\s*(?:system|assistant|developer|agents?)\s*(?::|\])", _I),
+    re.compile(r"<\|?(?:im_start|system|inst)\|?>|\[/?inst\]", _I),
+    # overrides what it was told
+    re.compile(
+        r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?"
+        r"\b(?:instructions?|rules|prompts?|guidelines|directions|policies)\b",
+        _I,
+    ),
+    re.compile(
+        r"\byou are now (?:a|an|the|my)\s+(?:\w+\s+){0,2}?(?:agent|assistant|bot|ai|model|"
+        r"system|admin|administrator|persona|character)\b|\bnew instructions?\s*:",
+        _I,
+    ),
+    # scripts its future answers
+    re.compile(
+        r"\b(?:when(?:ever)?|if|each time)\b[^.\n]{0,60}?\b(?:users?|customers?|clients?|"
+        r"someone|anyone|people|readers?|they|he|she)\b[^.\n]{0,20}?\b(?:asks?|asking|"
+        r"mentions?|requests?|wants?|enquires?|inquires?)\b[^.\n]{0,160}?\b(?:tell|answer|"
+        r"say|respond|reply|inform|claim|state|explain)\b",
+        _I,
+    ),
+    re.compile(
+        r"\b(?:for|to)\s+(?:any|every|all)\s+(?:questions?|queries|requests?|messages?)\s+"
+        r"(?:about|on|regarding|concerning)\b",
+        _I,
+    ),
+    re.compile(r"\banswer\s+for\s+(?:anyone|everyone|all)\b", _I),
+    re.compile(
+        r"\b(?:tell|inform|assure)\s+(?:the\s+)?(?:users?|customers?|readers?|them)\s+(?:that|they)\b",
+        _I,
+    ),
+    # keeps secrets from the user
+    re.compile(
+        r"\b(?:do\s+not|don't|never)\s+(?:mention|tell|reveal|disclose|inform)\b[^.\n]{0,30}?"
+        r"\b(?:users?|customers?|this|anyone|them|it|note|step)\b",
+        _I,
+    ),
+]
+
+_SEND = (
+    r"\b(?:send|email|e-mail|mail|forward|post|upload|submit|transmit|share|paste|leak|"
+    r"render|include|fill(?:ed)?\s+in)\b"
+)
+_DATA = (
+    r"(?:\.env\b|\b(?:passwords?|passcodes?|credentials?|api[_ -]?keys?|tokens?|secrets?|"
+    r"pins?|cvv|cvc|"
+    r"card\s+(?:numbers?|details)|iban|passport|date\s+of\s+birth|social\s+security|ssn|"
+    r"environment\s+variables|e-?mail\s+address(?:es)?|phone(?:\s+number)?|full\s+name|"
+    r"home\s+address|personal\s+(?:data|details|information)|records|membership\s+number|"
+    r"usernames?|logins?|account\s+numbers?)\b)"
+)
+_DESTINATION = r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.[\w.-]+|webhook)"
+_EXFILTRATION: Final = [
+    re.compile(rf"{_SEND}[^\n]{{0,160}}?{_DATA}[^\n]{{0,160}}?{_DESTINATION}", _I),
+    re.compile(rf"{_DATA}[^\n]{{0,80}}?{_SEND}[^\n]{{0,80}}?{_DESTINATION}", _I),
+    # a link whose address is a template for the reader's data
+    re.compile(r"https?://\S*[?&]\w+=\{[^}\s]{1,40}\}", _I),
+]
+_UNSAFE: Final = [
+    re.compile(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b", _I),
+    re.compile(
+        r"\bverify\s*=\s*false\b|--trusted-host\b|--insecure\b|--no-check-certificate\b", _I
+    ),
+    re.compile(
+        r"\b(?:disable|turn\s+off)\s+(?:the\s+)?(?:firewall|antivirus|2fa|mfa|two-factor)", _I
+    ),
+    re.compile(r"\bopen\s+port\s+\d+\b[^.\n]{0,40}\binternet\b|\bchmod\s+(?:-R\s+)?777\b", _I),
+    re.compile(r"\bpush\b[^.\n]{0,20}--force\b|\bforce[- ]push\b", _I),
+]
+
+# Secrets: the shapes of common API keys, private keys and tokens; payment card numbers
+# (13-19 digits, a card network's prefix, a valid Luhn check digit); a password given.
+_KEYS = re.compile(
+    r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|"
+    r"github_pat_[A-Za-z0-9_]{22,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|"
+    r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+    re.DOTALL,
+)
+_CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
+_PASSWORD = re.compile(
+    r"\b(?P<label>password|passwd|passphrase|pin(?:\s+code)?)(?:\s*(?:is|:|=))+\s*"
+    r"(?P<value>[^\s,;]{4,})",
+    _I,
+)
+
+
+def reveal(text: str) -> str:
+    """``text`` as a model reads it: normalised, zero-width characters removed, and the
+    content of comments, hidden elements and base64 runs appended."""
+    shown = _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))
+    extra = [part for m in _HIDING.finditer(shown) for part in m.groups() if part]
+    extra += [decoded for m in _BASE64.finditer(shown) if (decoded := _decoded(m.group(0)))]
+    return "\n".join([shown, *extra])
+
+
+def scan(text: str) -> list[Finding]:
+    """The flags ``text`` raises, each once, in :class:`Flag`'s order."""
+    found: dict[Flag, str] = {}
+    normal = unicodedata.normalize("NFKC", text)
+    if _ZERO_WIDTH.search(normal):
+        found[Flag.HIDDEN] = "zero-width characters"
+    elif hiding := _HIDING.search(normal):
+        found[Flag.HIDDEN] = _evidence(hiding)
+    elif any(_decoded(m.group(0)) for m in _BASE64.finditer(normal)):
+        found[Flag.HIDDEN] = "base64 text"
+    shown = reveal(text)
+    for flag, patterns in (
+        (Flag.INSTRUCTION, _INSTRUCTION),
+        (Flag.EXFILTRATION, _EXFILTRATION),
+        (Flag.UNSAFE_ACTION, _UNSAFE),
+    ):
+        for pattern in patterns:
+            if match := pattern.search(shown):
+                found[flag] = _evidence(match)
+                break
+    if secrets(text):
+        found[Flag.SECRET] = "a secret"
+    return [Finding(flag, found[flag]) for flag in Flag if flag in found]
+
+
+def secrets(text: str) -> list[tuple[int, int, str]]:
+    """Where the secrets in ``text`` are: (start, end, what), in order."""
+    spans = [(m.start(), m.end(), "key") for m in _KEYS.finditer(text)]
+    spans += [
+        (m.start(), m.end(), "card number") for m in _CARD.finditer(text) if _is_card(m.group(0))
+    ]
+    spans += [
+        (m.start("value"), m.end("value"), m.group("label").lower())
+        for m in _PASSWORD.finditer(text)
+    ]
+    return sorted(spans)
+
+
+def redact(text: str) -> str:
+    """``text`` with each secret replaced by ``[redacted <what>]``."""
+    out, last = [], 0
+    for start, end, what in secrets(text):
+        if start < last:
+            continue  # overlapping spans: the first wins
+        out += [text[last:start], f"[redacted {what}]"]
+        last = end
+    return "".join([*out, text[last:]])
+
+
+def _is_card(candidate: str) -> bool:
+    digits = [int(c) for c in candidate if c.isdigit()]
+    if not 13 <= len(digits) <= 19:
+        return False
+    prefix = "".join(map(str, digits[:4]))
+    network = (
+        prefix[0] == "4"  # Visa
+        or 51 <= int(prefix[:2]) <= 55  # Mastercard
+        or 2221 <= int(prefix) <= 2720
+        or prefix[:2] in ("34", "37")  # American Express
+        or prefix.startswith(("6011", "65", "35"))  # Discover, JCB
+    )
+    checksum = sum(
+        d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(reversed(digits))
+    )
+    return network and checksum % 10 == 0
+
+
+def _decoded(run: str) -> str | None:
+    """A base64 run's text, if it decodes to readable words."""
+    try:
+        raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    readable = sum(c.isprintable() or c.isspace() for c in text)
+    return text if text and readable / len(text) > 0.95 and " " in text else None
+
+
+def _evidence(match: re.Match[str] | None) -> str:
+    text = "" if match is None else match.group(0)
+    text = " ".join(_ZERO_WIDTH.sub("", text).split())
+    return text if len(text) <= 80 else text[:77] + "..."
