@@ -53,6 +53,13 @@ def prune_requests(hs: Hindsight) -> int:
     return hs.store.prune_requests(datetime.now(UTC) - ttl)
 
 
+def prune_audit(hs: Hindsight) -> int:
+    """Drop audit entries older than ``audit_retention_days`` (the chain stays checkable
+    from the first entry kept)."""
+    keep = timedelta(days=hs.settings.audit_retention_days)
+    return hs.store.prune_audit(datetime.now(UTC) - keep)
+
+
 JOBS: Final = {
     job.name: job
     for job in (
@@ -66,6 +73,12 @@ JOBS: Final = {
             "prune-requests",
             "forget idempotency keys past their TTL",
             prune_requests,
+            every=lambda settings: settings.wm_purge_interval_seconds,
+        ),
+        Job(
+            "prune-audit",
+            "drop audit entries past their retention",
+            prune_audit,
             every=lambda settings: settings.wm_purge_interval_seconds,
         ),
     )

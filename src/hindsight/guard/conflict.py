@@ -37,6 +37,9 @@ _NEGATIONS: Final = frozenset(
 )
 _DENIALS: Final = frozenset({"no", "without", "outgrew", "outgrown"})
 _ARTICLES: Final = frozenset({"a", "an", "the", "any"})
+_COPULAS: Final = frozenset(
+    {"is", "are", "was", "were", "am", "be", "i'm", "it's", "he's", "she's"}
+)
 _OPENERS: Final = frozenset({"please", "so", "and", "but", "just", "also", "then"})
 # words between a negation and what it negates ("no longer allergic", "not a US citizen")
 _FILLERS: Final = _set_of(
@@ -175,7 +178,7 @@ def _sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
             if kind is None:
                 continue
             into = denied if kind == "deny" else forbidden
-            for j in range(i + 1, min(i + 4, len(words))):
+            for j in range(i + 1, min(i + 6, len(words))):
                 w = words[j]
                 if _is_negation(w) or (w.lower() in _FILLERS and not _acronym(w)):
                     continue
@@ -197,8 +200,9 @@ def _negation(words: list[str], i: int) -> str | None:
     """ "deny", "forbid" or None: what the negation at ``words[i]`` does (see _sides)."""
     low = words[i].lower().replace("\u2019", "'")
     after = words[i + 1].lower() if i + 1 < len(words) else ""
-    if low in _DENIALS or (low == "not" and after in _ARTICLES):
-        return "deny"
+    before = words[i - 1].lower().replace("\u2019", "'") if i > 0 else ""
+    if low in _DENIALS or (low == "not" and (after in _ARTICLES or before in _COPULAS)):
+        return "deny"  # "not a US citizen", "is not pregnant"
     opening = all(w.lower() in _OPENERS for w in words[:i])  # the clause starts with it
     if opening and (low in ("don't", "never") or (low == "do" and after == "not")):
         return "forbid"
@@ -302,7 +306,7 @@ def _modified(
             before, word = words[i - 1], words[i]
             if not (_content([before]) and _content([word]) and before.isalpha()):
                 continue
-            if before.islower():
+            if before.islower() or (before.istitle() and i >= 2):  # "the Silver membership"
                 modifiers.setdefault(stem(word), (before, word))
             # a proper qualifier of a lower-case phrase, inside a clause: "a Canadian tax
             # resident" (not a sentence's first word, not code)

@@ -68,6 +68,12 @@ _INSTRUCTION: Final = [
     ),
     re.compile(r"\b(?:ai|llm|automated|virtual)\s+(?:assistants?|agents?|models?|systems?)\b", _I),
     re.compile(r"\bassistant\s+(?:instructions?|note|directive)\b", _I),
+    re.compile(rf"\b(?:dear|attention|hey|hello|to\s+the|if\s+you\s+are\s+an?)\s+{_AI}\b", _I),
+    re.compile(
+        r"\b(?:reveal|print|output|repeat|show)\s+(?:your|the)\s+(?:system\s+prompt|"
+        r"instructions|hidden\s+prompt)\b|\b(?:developer|jailbreak|god)\s+mode\b",
+        _I,
+    ),
     re.compile(r"(?:^|[\n|.!\"']\s*|\[)\s*(?:system|assistant|developer|agents?)\s*(?::|\])", _I),
     re.compile(r"<\|?(?:im_start|system|inst)\|?>|\[/?inst\]", _I),
     # overrides what it was told
@@ -96,6 +102,11 @@ _INSTRUCTION: Final = [
     ),
     re.compile(r"\banswer\s+for\s+(?:anyone|everyone|all)\b", _I),
     re.compile(
+        r"\b(?:when(?:ever)?|if)\s+(?:you\s+are\s+|you're\s+)?(?:asked|questioned)\b"
+        r"[^.\n]{0,80}?\b(?:say|tell|answer|respond|reply|claim|state)\b",
+        _I,
+    ),
+    re.compile(
         r"\b(?:tell|inform|assure)\s+(?:the\s+)?(?:users?|customers?|readers?|them)\s+(?:that|they)\b",
         _I,
     ),
@@ -108,8 +119,8 @@ _INSTRUCTION: Final = [
 ]
 
 _SEND = (
-    r"\b(?:send|email|e-mail|mail|forward|post|upload|submit|transmit|share|paste|leak|"
-    r"render|include|fill(?:ed)?\s+in)\b"
+    r"(?<![@.])\b(?:send|email|e-mail|mail|forward|post|upload|submit|transmit|share|paste|leak|"
+    r"render|include|fill(?:ed)?\s+in)\b(?!\s*:)"  # a verb, not a label ("Email: ...")
 )
 _DATA = (
     r"(?:\.env\b|\b(?:passwords?|passcodes?|credentials?|api[_ -]?keys?|tokens?|secrets?|"
@@ -117,7 +128,7 @@ _DATA = (
     r"card\s+(?:numbers?|details)|iban|passport|date\s+of\s+birth|social\s+security|ssn|"
     r"environment\s+variables|e-?mail\s+address(?:es)?|phone(?:\s+number)?|full\s+name|"
     r"home\s+address|personal\s+(?:data|details|information)|records|membership\s+number|"
-    r"usernames?|logins?|account\s+numbers?)\b)"
+    r"usernames?|logins?|account\s+numbers?|conversation|chat\s+history|transcripts?)\b)"
 )
 _DESTINATION = r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.[\w.-]+|webhook)"
 _EXFILTRATION: Final = [
