@@ -14,6 +14,7 @@ it takes CPU from the servers, which a report should say.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections import Counter
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 OWNER = "bench:load"
 _SEED_NOTES = 20  # per owner, before timing
+_SESSION_TURNS = 25
 
 
 @dataclass(slots=True)
@@ -56,6 +58,7 @@ class LoadResult:
     seconds: float
     total: _Tally = field(default_factory=_Tally)
     by_op: dict[str, _Tally] = field(default_factory=dict)
+    per_second: list[int] = field(default_factory=list)  # answers in each second: stalls show
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +70,7 @@ class LoadResult:
             **self.total.summary(self.seconds),
             "errors_by_status": dict(sorted(self.total.errors.items())),
             "by_op": {op: t.summary(self.seconds) for op, t in sorted(self.by_op.items())},
+            "per_second": self.per_second,
         }
 
 
@@ -81,10 +85,11 @@ def owner_of(i: int) -> str:
     return f"{OWNER}-{i}"
 
 
-def _retain_body(rng: random.Random, owners: int, n: int) -> dict[str, Any]:
+def _retain_body(rng: random.Random, owners: int, client: int, n: int) -> dict[str, Any]:
+    """One chat turn; a client's turns make conversations of up to ``_SESSION_TURNS``."""
     text = next(sentences(1, seed=rng.randrange(2**31)))
-    owner = owner_of(rng.randrange(owners))
-    return {"owner": owner, "content": f"{text} ({n})", "session_id": f"{owner}-s"}
+    session = f"load-{client}-{n // _SESSION_TURNS}"
+    return {"owner": owner_of(rng.randrange(owners)), "content": text, "session_id": session}
 
 
 def _recall_body(rng: random.Random, owners: int) -> dict[str, Any]:
@@ -113,6 +118,7 @@ async def _client(
     url: str,
     result: LoadResult,
     *,
+    client: int,
     rng: random.Random,
     warm_until: float,
     end: float,
@@ -123,7 +129,7 @@ async def _client(
     while (now := time.perf_counter()) < end:
         n += 1
         if rng.random() < result.retain_share:
-            op, path, body = "retain", "/v1/memories", _retain_body(rng, result.owners, n)
+            op, path, body = "retain", "/v1/memories", _retain_body(rng, result.owners, client, n)
         else:
             op, path, body = "recall", "/v1/recall", _recall_body(rng, result.owners)
         start = now
@@ -142,6 +148,8 @@ async def _client(
                 t.latencies_ms.append((stop - start) * 1000)
             else:
                 t.errors[error] += 1
+        if error is None:
+            result.per_second[min(len(result.per_second) - 1, int(stop - warm_until))] += 1
 
 
 async def _run(
@@ -156,12 +164,14 @@ async def _run(
         start = time.perf_counter()
         warm_until = start + warmup
         end = warm_until + result.seconds
+        result.per_second = [0] * max(1, math.ceil(result.seconds))
         await asyncio.gather(
             *(
                 _client(
                     http,
                     result.urls[i % len(result.urls)],
                     result,
+                    client=i,
                     rng=random.Random(seed + i),
                     warm_until=warm_until,
                     end=end,
