@@ -6,10 +6,14 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from servers import live_server
 
 from hindsight import Hindsight, Settings
+from hindsight.api import create_app
+from hindsight.bench.load import owner_of as owner_of_load
 from hindsight.bench.scale import QUERIES, owner_of, sentences
 from hindsight.cli import cli
+from hindsight.embed import Embeddings
 
 
 def test_generated_text_is_repeatable_and_varied() -> None:
@@ -68,3 +72,30 @@ def test_bench_scale_deals_memories_out_to_owners(tmp_path: Path) -> None:
         assert [hs.stats(owner_of(i, 3)).memories for i in range(3)] == [20, 20, 20]
     refused = CliRunner().invoke(cli, [*args, "--owners", "61"])
     assert refused.exit_code == 2 and "owners must be between 1 and n" in refused.output
+
+
+def test_bench_load_drives_a_server_and_reports_latency(
+    tmp_path: Path, embedder: Embeddings
+) -> None:
+    settings = Settings(home=tmp_path / "served", sqlite_synchronous="OFF")
+    with (
+        Hindsight(settings, embedder=embedder) as hs,
+        live_server(create_app(hs, mcp=False)) as url,
+    ):
+        args = ["bench", "load", "--url", url, "--url", url, "--clients", "3"]
+        args += ["--seconds", "1", "--warmup", "0", "--owners", "2", "--retain-share", "0.5"]
+        result = CliRunner().invoke(cli, [*args, "--json", "--out", str(tmp_path / "l.json")])
+        assert result.exit_code == 0, result.output
+        figures = json.loads(result.output)
+        assert json.loads((tmp_path / "l.json").read_text()) == figures
+        assert figures["clients"] == 3 and figures["errors"] == 0
+        assert figures["requests"] > 0 and figures["requests_per_s"] > 0
+        assert figures["p50_ms"] <= figures["p95_ms"] <= figures["p99_ms"]
+        assert set(figures["by_op"]) == {"recall", "retain"}
+        assert hs.recall(owner_of_load(0), "dentist", k=1)  # the owners were seeded
+
+
+def test_bench_load_refuses_a_server_it_cannot_seed(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["bench", "load", "--url", "http://127.0.0.1:1"])
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output

@@ -66,47 +66,52 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
     assert isinstance(store, SQLStore) and isinstance(store.vectors, PgVectors)
     try:
         store.bind_embedding("random", 16)
-        raw = store.db.live().raw  # type: ignore[attr-defined]
-        with raw.transaction():  # one owner; one memory in 200 a preference
-            raw.execute(
-                "INSERT INTO memories (id, owner, kind, content, confidence, source, "
-                "observed_at, created_at, updated_at, status) SELECT 'm' || i, 'user:alice', "
-                "CASE WHEN i %% 200 = 0 THEN 'preference' ELSE 'fact' END, 'x' || i, 1, "
-                "'user', 0, 0, 0, 'active' FROM generate_series(1, %s) i",
-                (n,),
-            )
-            with raw.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO vectors SELECT rowid, owner, 'random', 16, %s::vector "
-                    "FROM memories WHERE id = %s",
-                    [(str(v.tolist()), f"m{i + 1}") for i, v in enumerate(vectors)],
+        with store.db.connection() as conn:  # type: ignore[attr-defined]
+            raw = conn.raw
+            with raw.transaction():  # one owner; one memory in 200 a preference
+                raw.execute(
+                    "INSERT INTO memories (id, owner, kind, content, confidence, source, "
+                    "observed_at, created_at, updated_at, status) SELECT 'm' || i, 'user:alice', "
+                    "CASE WHEN i %% 200 = 0 THEN 'preference' ELSE 'fact' END, 'x' || i, 1, "
+                    "'user', 0, 0, 0, 'active' FROM generate_series(1, %s) i",
+                    (n,),
                 )
-            raw.execute("ANALYZE")
-        query = vectors[199]  # m200, a preference
-        scores = vectors @ query
-        rare = Filter(owners=["user:alice"], kinds=[Kind.PREFERENCE])
-        # an owner the keyword index does not hold
-        assert not store.vectors.searched_exactly(rare, store)
-        assert "vectors_hnsw_16" in _plan(store, rare, query, exact=False)  # the planner
-        found = store.vector_search(rare, query, 10)  # takes the index; the filter thins it
-        preferences = [i for i in range(n) if (i + 1) % 200 == 0]
-        exact = sorted(preferences, key=lambda i: -scores[i])[:10]
-        assert [mid for mid, _ in found] == [f"m{i + 1}" for i in exact]
-        assert found[0][1] == pytest.approx(1.0, abs=1e-5)
-        wide = store.vector_search(Filter(owners=["user:alice"]), query, 20)
-        best = {f"m{i + 1}" for i in np.argsort(-scores)[:20]}
-        assert len(best & {mid for mid, _ in wide}) >= 18  # HNSW may swap a near tie
+                with raw.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO vectors SELECT rowid, owner, 'random', 16, %s::vector "
+                        "FROM memories WHERE id = %s",
+                        [(str(v.tolist()), f"m{i + 1}") for i, v in enumerate(vectors)],
+                    )
+                raw.execute("ANALYZE")
+            query = vectors[199]  # m200, a preference
+            scores = vectors @ query
+            rare = Filter(owners=["user:alice"], kinds=[Kind.PREFERENCE])
+            # an owner the keyword index does not hold
+            assert not store.vectors.searched_exactly(rare, store)
+            assert "vectors_hnsw_16" in _plan(store, rare, query, exact=False)  # the planner
+            found = store.vector_search(rare, query, 10)  # takes the index; the filter thins it
+            preferences = [i for i in range(n) if (i + 1) % 200 == 0]
+            exact = sorted(preferences, key=lambda i: -scores[i])[:10]
+            assert [mid for mid, _ in found] == [f"m{i + 1}" for i in exact]
+            assert found[0][1] == pytest.approx(1.0, abs=1e-5)
+            wide = store.vector_search(Filter(owners=["user:alice"]), query, 20)
+            best = {f"m{i + 1}" for i in np.argsort(-scores)[:20]}
+            assert len(best & {mid for mid, _ in wide}) >= 18  # HNSW may swap a near tie
 
-        # An owner under the threshold that the keyword index holds is searched exactly
-        # from the start, as the embedded store searches it, where the planner takes HNSW.
-        with raw.transaction():
-            raw.execute("INSERT INTO keyword_docs SELECT rowid, owner, content, '' FROM memories")
-        assert store.keyword_search(rare, "x200", 1)  # the index holds alice: 20,000
-        assert store.vectors.searched_exactly(rare, store)  # under this store's threshold, 50,000
-        assert "vectors_hnsw_16" not in _plan(store, rare, query, exact=True)
-        assert [mid for mid, _ in store.vector_search(rare, query, 10)] == [
-            f"m{i + 1}" for i in sorted(preferences, key=lambda i: -scores[i])[:10]
-        ]
+            # An owner under the threshold that the keyword index holds is searched exactly
+            # from the start, as the embedded store searches it, where the planner takes HNSW.
+            with raw.transaction():
+                raw.execute(
+                    "INSERT INTO keyword_docs SELECT rowid, owner, content, '' FROM memories"
+                )
+            assert store.keyword_search(rare, "x200", 1)  # the index holds alice: 20,000
+            assert store.vectors.searched_exactly(
+                rare, store
+            )  # under this store's threshold, 50,000
+            assert "vectors_hnsw_16" not in _plan(store, rare, query, exact=True)
+            assert [mid for mid, _ in store.vector_search(rare, query, 10)] == [
+                f"m{i + 1}" for i in sorted(preferences, key=lambda i: -scores[i])[:10]
+            ]
     finally:
         store.close()
 
@@ -225,7 +230,8 @@ def test_writers_overlap_but_append_to_the_log_in_commit_order(
 def test_a_broken_connection_is_made_anew(hs_pg: Hindsight, pg: Settings) -> None:
     """A database restart or failover fails the call that meets it, not every one after."""
     hs_pg.retain("user:alice", "I keep bees.")
-    pid = hs_pg.store.db.live().raw.info.backend_pid  # type: ignore[attr-defined]
+    with hs_pg.store.db.connection() as conn:  # type: ignore[attr-defined]
+        pid = conn.raw.info.backend_pid  # the next call's: the pool gives the last returned
     with psycopg.connect(pg.database_url or "", autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(StoreError, match=r"terminat|closed|lost"):
@@ -368,8 +374,8 @@ def test_a_stuck_statement_is_cancelled_and_keepalives_are_on(pg: Settings) -> N
     try:
         assert isinstance(store, SQLStore)
         assert store.db.read("SHOW statement_timeout") == [("200ms",)]
-        raw = store.db.live().raw  # type: ignore[attr-defined]
-        assert raw.info.get_parameters()["keepalives_idle"] == "30"
+        with store.db.connection() as conn:  # type: ignore[attr-defined]
+            assert conn.raw.info.get_parameters()["keepalives_idle"] == "30"
         started = time.monotonic()
         with pytest.raises(StoreError, match="statement timeout"):
             store.db.read("SELECT pg_sleep(5)")
@@ -377,3 +383,95 @@ def test_a_stuck_statement_is_cancelled_and_keepalives_are_on(pg: Settings) -> N
         assert store.db.read("SELECT 1") == [(1,)]  # and the store goes on
     finally:
         store.close()
+
+
+@pytest.fixture
+def pg_db(pg: Settings) -> Iterator[postgres.PostgresDatabase]:
+    db = postgres.PostgresDatabase(pg.database_url or "", pool_size=3)
+    yield db
+    db.close()
+
+
+def _side_by_side(db: postgres.PostgresDatabase, n: int) -> list[int]:
+    """The backends of ``n`` threads that each hold a snapshot until all of them do: on
+    one shared connection the second would wait for the first, and the barrier break."""
+    together = threading.Barrier(n, timeout=30)
+    pids: list[int] = []
+
+    def reader() -> None:
+        with db.snapshot():
+            pids.append(db.read("SELECT pg_backend_pid()")[0][0])
+            together.wait()
+
+    threads = [threading.Thread(target=reader) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return pids
+
+
+def test_readers_of_one_server_read_side_by_side(pg_db: postgres.PostgresDatabase) -> None:
+    pids = _side_by_side(pg_db, 3)
+    assert len(set(pids)) == 3  # three connections at once, the pool's size
+
+
+def test_a_read_does_not_wait_for_a_write_of_the_same_server(
+    pg_db: postgres.PostgresDatabase,
+) -> None:
+    with pg_db.exclusive(["user:alice"]):
+        pg_db.held.execute("INSERT INTO meta (key, value) VALUES ('draft', '1')")  # type: ignore[union-attr]
+        seen: list[object] = []
+        reader = threading.Thread(target=lambda: seen.extend(pg_db.read("SELECT key FROM meta")))
+        reader.start()
+        reader.join(30)
+        assert not reader.is_alive() and ("draft",) not in seen  # not yet committed
+        assert ("draft",) in pg_db.read("SELECT key FROM meta")  # the writer's own reads see it
+    assert ("draft",) in pg_db.read("SELECT key FROM meta")
+
+
+def test_the_pool_size_setting_bounds_a_servers_connections(pg: Settings) -> None:
+    store = open_store(pg.model_copy(update={"database_pool_size": 2}))
+    try:
+        db = store.db
+        assert isinstance(db, postgres.PostgresDatabase)
+        held = threading.Barrier(3, timeout=30)
+        leave = threading.Event()
+        pids: list[int] = []
+
+        def holder() -> None:
+            with db.snapshot():
+                pids.append(db.read("SELECT pg_backend_pid()")[0][0])
+                held.wait()
+                leave.wait(30)
+
+        holders = [threading.Thread(target=holder) for _ in range(2)]
+        for t in holders:
+            t.start()
+        held.wait()  # both connections in use
+        third: list[int] = []
+        waiter = threading.Thread(
+            target=lambda: third.append(db.read("SELECT pg_backend_pid()")[0][0])
+        )
+        waiter.start()
+        leave.set()
+        for t in [*holders, waiter]:
+            t.join(30)
+        assert len(set(pids)) == 2 and third[0] in pids  # it waited for one: no third made
+    finally:
+        store.close()
+    with pytest.raises(SettingsError):
+        Settings(database_pool_size=1)  # a writer may hold one while a reader needs another
+
+
+def test_a_restart_fails_one_call_not_one_per_pooled_connection(
+    pg_db: postgres.PostgresDatabase, pg: Settings
+) -> None:
+    pids = _side_by_side(pg_db, 3)  # three idle connections in the pool
+    with psycopg.connect(pg.database_url or "", autocommit=True) as admin:
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreError, match=r"terminat|closed|lost"):
+        pg_db.read("SELECT 1")
+    assert pg_db.read("SELECT 1") == [(1,)]  # the other two were let go with the first
+    assert pg_db.read("SELECT pg_backend_pid()")[0][0] not in pids

@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     # a PostgreSQL statement that runs longer is cancelled (a stuck database or lock wait
     # fails the call instead of holding it and every call behind it)
     statement_timeout_seconds: float = Field(default=30.0, gt=0)
+    # PostgreSQL connections each server keeps (made as needed): its requests read side by
+    # side on them. Size the database's max_connections for servers x this (and spares)
+    database_pool_size: int = Field(default=8, ge=2)
     embedding_provider: str = "minilm"
     extractor: str = "heuristic"
     # write checkpoints in force, by registered name, in the order they review a write

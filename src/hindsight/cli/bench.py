@@ -189,3 +189,94 @@ def bench_guard(app: App, as_json: bool, out: Path | None, details: bool, path: 
         emit_json(report)
     else:
         click.echo("\n".join(guard.table(report)))
+
+
+@bench.command("load")
+@click.option(
+    "--url",
+    "urls",
+    multiple=True,
+    required=True,
+    metavar="URL",
+    help="A running server (hindsight serve); repeat for several, given clients in turn.",
+)
+@click.option(
+    "--clients",
+    type=click.IntRange(1, 10_000),
+    default=8,
+    show_default=True,
+    help="Concurrent clients, each sending one request at a time.",
+)
+@click.option(
+    "--seconds",
+    type=click.FloatRange(1, None),
+    default=30.0,
+    show_default=True,
+    help="How long to time, after the warm-up.",
+)
+@click.option(
+    "--warmup",
+    type=click.FloatRange(0, None),
+    default=5.0,
+    show_default=True,
+    help="Seconds of load before timing starts (not counted).",
+)
+@click.option(
+    "--owners",
+    type=click.IntRange(1, 100_000),
+    default=20,
+    show_default=True,
+    help="Owners the requests are spread over (seeded with 20 notes each first).",
+)
+@click.option(
+    "--retain-share",
+    type=click.FloatRange(0, 1),
+    default=0.2,
+    show_default=True,
+    help="The share of requests that are retains; the rest are recalls.",
+)
+@click.option(
+    "--api-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A file holding the API key to send (its first line), if the servers need one.",
+)
+@json_option
+@_out_option
+def bench_load(
+    urls: tuple[str, ...],
+    clients: int,
+    seconds: float,
+    warmup: float,
+    owners: int,
+    retain_share: float,
+    api_key_file: Path | None,
+    as_json: bool,
+    out: Path | None,
+) -> None:
+    """Drive running servers with concurrent clients; report requests/s and latency.
+
+    A mix of recalls and retains (--retain-share) over --owners owners, written into
+    the servers' store under owners named bench:load-<n>. The clients run in this
+    process: on a small machine they take CPU from servers on the same host.
+    """
+    from hindsight.bench import load
+
+    key = None
+    if api_key_file is not None:
+        key = api_key_file.read_text(encoding="utf-8").strip().splitlines()[0]
+    result = load.run(
+        list(urls),
+        clients=clients,
+        seconds=seconds,
+        warmup=warmup,
+        owners=owners,
+        retain_share=retain_share,
+        api_key=key,
+    )
+    data = result.as_dict()
+    _keep(data, out)
+    if as_json:
+        emit_json(data)
+        return
+    for key_, value in data.items():
+        click.echo(f"{key_:>16}  {value}")

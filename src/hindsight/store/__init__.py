@@ -57,7 +57,9 @@ def _open_database(settings: Settings) -> Database:
         from hindsight.store.postgres import PostgresDatabase
 
         return PostgresDatabase(
-            settings.database_url, statement_timeout=settings.statement_timeout_seconds
+            settings.database_url,
+            statement_timeout=settings.statement_timeout_seconds,
+            pool_size=settings.database_pool_size,
         )
     from hindsight.store.sqlite import SQLiteDatabase
 

@@ -98,6 +98,13 @@ class Database(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    def searching(self) -> AbstractContextManager[object]:
+        """Held around a search of an in-process index that reads the database as it
+        goes (an index catches up under its own lock). Here ``lock``, which every read
+        takes too, so that it is always taken before an index's: a writer holds it while
+        it searches one. A database whose reads take no lock overrides it."""
+        return self.lock
+
     def among(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """SQL saying "is one of these values", and its parameters (SQLite: ``IN (?, ...)``;
         PostgreSQL overrides it with one array, so the statement's text stays the same)."""

@@ -12,10 +12,11 @@ order, which is what lets a cache trust "everything up to the head".
 
 from __future__ import annotations
 
+import threading
 import uuid
 import zlib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -68,6 +69,7 @@ _KEEPALIVE: Final = "keepalives=1 keepalives_idle=30 keepalives_interval=10 keep
 _LOG_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
 _SCHEMA_LOCK = zlib.crc32(b"hindsight migrations")
 _OWNER_LOCKS = 0x68730000  # the int4 class of per-owner write locks (with hashtext(owner))
+_IDLE = psycopg.pq.TransactionStatus.IDLE
 
 
 class _Conn:
@@ -75,6 +77,7 @@ class _Conn:
 
     def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         self.raw = conn
+        self.applied = 0  # how many of the database's session settings it has run
 
     def execute(self, sql: str, params: Any = (), /) -> Cursor:
         return self.raw.execute(_pg(sql), params)
@@ -84,28 +87,108 @@ class _Conn:
             cur.executemany(_pg(sql), params)
 
 
+class _Pool:
+    """Up to ``size`` connections, each made when a call first needs it and kept for the
+    next (the most recently returned first, so a quiet server keeps few busy). One that
+    broke is dropped, and every idle one with it: a break is most often a restart or a
+    failover, which took them all, so the call that met it fails and the next one
+    connects anew."""
+
+    def __init__(self, connect: Callable[[], _Conn], size: int, *, wait: float) -> None:
+        self._connect = connect
+        self._size = size
+        self._wait = wait  # longest a call waits for a connection to come free
+        self._idle: list[_Conn] = []
+        self._open = 0  # made and not dropped: idle or in use
+        self._freed = threading.Condition()
+        self._closed = False
+
+    def get(self) -> _Conn:
+        with self._freed:
+            while not self._closed and not self._idle and self._open >= self._size:
+                if not self._freed.wait(self._wait):
+                    raise StoreError(
+                        f"all {self._size} database connections stayed busy for "
+                        f"{self._wait:g} s (HINDSIGHT_DATABASE_POOL_SIZE)"
+                    )
+            if self._closed:
+                raise StoreError("store query failed: the PostgreSQL store is closed")
+            if self._idle:
+                return self._idle.pop()
+            self._open += 1
+        try:
+            return self._connect()
+        except BaseException:
+            self._drop(1)
+            raise
+
+    def put(self, conn: _Conn) -> None:
+        raw = conn.raw
+        broken = raw.closed or raw.broken
+        with self._freed:
+            if not broken and not self._closed and raw.info.transaction_status == _IDLE:
+                self._idle.append(conn)
+                self._freed.notify()
+                return
+            stale: list[_Conn] = []
+            if broken:
+                stale, self._idle = self._idle, []
+        for gone in (conn, *stale):
+            gone.raw.close()
+        self._drop(1 + len(stale))
+
+    def _drop(self, n: int) -> None:
+        with self._freed:
+            self._open -= n
+            self._freed.notify_all()
+
+    def close(self) -> None:
+        """Close the idle connections now, and each one in use when it is returned."""
+        with self._freed:
+            self._closed = True
+            stale, self._idle = self._idle, []
+            self._freed.notify_all()
+        for conn in stale:
+            conn.raw.close()
+
+
 def _pg(sql: str) -> str:
     # The stores' SQL holds no literal ?, and writes a literal % as %% (psycopg's way).
     return sql.replace("?", "%s")
 
 
 class PostgresDatabase(Database):
-    """One autocommit connection, made anew when it breaks; transactions when asked."""
+    """A pool of autocommit connections (:class:`_Pool`), transactions when asked.
+
+    Reads take no lock: each statement runs on a connection of the pool, so requests of
+    one server read side by side. A write transaction (``tx``, ``exclusive``) and a
+    ``snapshot`` keep one connection for the thread that opened them, and every call
+    of that thread inside them runs on it (a write's reads see what it wrote). Writes
+    of one process still take ``lock``, one at a time, as they did on one connection;
+    writers of several processes overlap (see ``hold`` and ``log_order``).
+    """
 
     vector_backend = "pgvector"
 
-    def __init__(self, url: str, *, statement_timeout: float | None = None) -> None:
+    def __init__(
+        self, url: str, *, statement_timeout: float | None = None, pool_size: int = 8
+    ) -> None:
         super().__init__()
+        if pool_size < 2:  # a writer holds one while it waits for an index a reader holds
+            raise StoreError(f"the PostgreSQL store needs 2 connections or more, not {pool_size}")
         self._url = url
         self._session: list[str] = []  # settings every connection gets (see `configure`)
         self._added = 0  # memories this process added since the statistics were taken
-        self._closed = False
-        self._conn = self._connect()
+        self._local = threading.local()  # .conn: this thread's transaction's connection
+        self._pool = _Pool(self._connect, pool_size, wait=statement_timeout or 30.0)
         try:
             migrate(self._migrating, POSTGRES, real="DOUBLE PRECISION")
         except psycopg.Error as exc:
-            self._conn.raw.close()
+            self._pool.close()
             raise StoreError(f"cannot set up the PostgreSQL store: {first_line(exc)}") from exc
+        except BaseException:
+            self._pool.close()
+            raise
         self._analyzed = self._planned_rows()
         if statement_timeout is not None:  # a stuck database holds no call longer than this
             self.configure(f"SET statement_timeout = {max(1, round(statement_timeout * 1000))}")
@@ -113,36 +196,62 @@ class PostgresDatabase(Database):
     def _connect(self) -> _Conn:
         try:
             conninfo = psycopg.conninfo.make_conninfo(self._url, connect_timeout=10)
-            conn = psycopg.connect(f"{conninfo} {_KEEPALIVE}", autocommit=True)
-            for statement in self._session:
-                conn.execute(statement)
-            return _Conn(conn)
+            conn = _Conn(psycopg.connect(f"{conninfo} {_KEEPALIVE}", autocommit=True))
+            self._configured(conn)
+            return conn
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to PostgreSQL: {first_line(exc)}") from exc
+
+    def _configured(self, conn: _Conn) -> None:
+        """Run the session settings added since the connection was made (or last used)."""
+        for statement in self._session[conn.applied :]:
+            conn.raw.execute(statement)
+            conn.applied += 1
 
     def configure(self, statement: str) -> None:
         """Run a session setting (``SET ...``) now and on every connection made later."""
         with self.lock:
             self._session.append(statement)
             try:
-                self.live().execute(statement)
+                with self.connection() as conn:
+                    self._configured(conn)
             except psycopg.Error as exc:
                 raise StoreError(f"store setting failed: {first_line(exc)}") from exc
 
-    def live(self) -> _Conn:
-        """The connection; a new one if the last broke (a restart, a failover): the call
-        that met the break failed, the next one goes through. Under ``lock``."""
-        if self._conn.raw.closed and not self._closed:
-            self._conn = self._connect()
-        return self._conn
+    @contextmanager
+    def connection(self) -> Iterator[_Conn]:
+        """A connection for the block: this thread's transaction's if one is open, else
+        one of the pool, made anew if the last broke (a restart, a failover: the call
+        that met the break failed, the next one goes through)."""
+        current: _Conn | None = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        conn = self._pool.get()
+        try:
+            self._configured(conn)
+            yield conn
+        finally:
+            self._pool.put(conn)
+
+    @contextmanager
+    def _bound(self) -> Iterator[_Conn]:
+        """A connection every call of this thread uses until the block ends."""
+        with self.connection() as conn:
+            outer, self._local.conn = getattr(self._local, "conn", None), conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = outer
+
+    def searching(self) -> AbstractContextManager[object]:
+        return nullcontext()  # reads take no lock: no order to keep with an index's
 
     @contextmanager
     def _migrating(self) -> Iterator[Connection]:
-        with self.lock:
-            conn = self.live()
-            with conn.raw.transaction():
-                self.lock_schema(conn)
-                yield conn
+        with self.lock, self._bound() as conn, conn.raw.transaction():
+            self.lock_schema(conn)
+            yield conn
 
     @staticmethod
     def lock_schema(conn: Connection) -> None:
@@ -151,15 +260,13 @@ class PostgresDatabase(Database):
 
     def close(self) -> None:
         with self.lock:
-            self._closed = True
-            self._conn.raw.close()
+            self._pool.close()
 
     @contextmanager
     def _begin(self) -> Iterator[Connection]:
         with self.lock:
-            conn = self.live()
             try:
-                with conn.raw.transaction():
+                with self._bound() as conn, conn.raw.transaction():
                     yield conn
             except psycopg.Error as exc:
                 raise StoreError(f"store write failed: {first_line(exc)}") from exc
@@ -169,11 +276,11 @@ class PostgresDatabase(Database):
             conn.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_OWNER_LOCKS, owner))
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self.lock:
-            try:
-                return self.live().execute(sql, params).fetchall()
-            except psycopg.Error as exc:
-                raise StoreError(f"store query failed: {first_line(exc)}") from exc
+        try:
+            with self.connection() as conn:
+                return conn.execute(sql, params).fetchall()
+        except psycopg.Error as exc:
+            raise StoreError(f"store query failed: {first_line(exc)}") from exc
 
     def among(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return "= ANY(?)", [list(values)]  # one statement text: prepared once, planned once
@@ -186,17 +293,15 @@ class PostgresDatabase(Database):
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        with self.lock:
-            if self.held is not None:  # in exclusive()'s transaction: its isolation stays
+        if getattr(self._local, "conn", None) is not None:  # in a transaction: it stays
+            yield
+            return
+        try:
+            with self._bound() as conn, conn.raw.transaction():
+                conn.raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 yield
-                return
-            raw = self.live().raw
-            try:
-                with raw.transaction():
-                    raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    yield
-            except psycopg.Error as exc:
-                raise StoreError(f"store query failed: {first_line(exc)}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"store query failed: {first_line(exc)}") from exc
 
     def log_head(self, log: str) -> int:
         # Writers commit in seq order (one lock), so the largest visible seq is a head
@@ -210,9 +315,10 @@ class PostgresDatabase(Database):
         first writes, made the planner scan every memory for each vector."""
         self._added += added
         if added and self._added >= max(100, self._analyzed // 10):
-            with self.lock:
+            with self.lock:  # one at a time
                 try:
-                    self.live().execute("ANALYZE memories, vectors")
+                    with self.connection() as conn:
+                        conn.execute("ANALYZE memories, vectors")
                 except psycopg.Error:
                     return  # statistics only: autovacuum takes them in time anyway
             self._analyzed, self._added = self._planned_rows(), 0

@@ -505,12 +505,13 @@ class SQLStore(Store):
         """The best ``k`` of an index's hits (row keys, scores) that pass the filter.
 
         ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
-        narrow filter rejects most of them, look further. Under the database's lock,
-        taken before an index's own (which catches up from the database): a writer holds
-        it while it plans (:meth:`exclusive`) and searches an index too, so the order is
-        always the database's lock, then an index's.
+        narrow filter rejects most of them, look further. Within the database's
+        ``searching()`` (its lock, where reads take it), taken before an index's own
+        (which catches up from the database): a writer holds it while it plans
+        (:meth:`exclusive`) and searches an index too, so the order is always the
+        database's lock, then an index's.
         """
-        with self.db.lock:
+        with self.db.searching():
             return self._within(flt, k, hits)
 
     def _within(self, flt: Filter, k: int, hits: Hits) -> list[tuple[str, float]]:

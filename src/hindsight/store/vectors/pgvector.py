@@ -81,10 +81,10 @@ class PgVectors:
 
     def search(self, flt: Filter, query: Vector, k: int, rows: Rows) -> list[tuple[str, float]]:
         ef = min(1000, max(_EF_SEARCH, 2 * k))  # HNSW's candidate list: twice what is asked
-        with self._db.lock:
-            try:
-                conn = self._db.live()
-                if self.searched_exactly(flt, rows):
+        exact = self.searched_exactly(flt, rows)  # before a connection is taken: no wait holds one
+        try:
+            with self._db.connection() as conn:
+                if exact:
                     found = conn.execute(*self.query(flt, query, k, exact=True)).fetchall()
                 else:
                     hnsw = self.query(flt, query, k, exact=False)
@@ -96,8 +96,8 @@ class PgVectors:
                             found = conn.execute(*hnsw).fetchall()
                     if len(found) < k:  # an HNSW pass the filter thinned: redo it exactly
                         found = conn.execute(*self.query(flt, query, k, exact=True)).fetchall()
-            except psycopg.Error as exc:
-                raise StoreError(f"vector search failed: {first_line(exc)}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"vector search failed: {first_line(exc)}") from exc
         return [(mid, float(sim)) for mid, sim in found]
 
     def query(
