@@ -238,7 +238,7 @@ def test_secrets_never_reach_an_index(local: Hindsight) -> None:
     assert not local.recall(OWNER, "Tr0ub4dor", k=5) or all(
         "Tr0ub4dor" not in r.memory.content for r in local.recall(OWNER, "Tr0ub4dor", k=5)
     )
-    assert "Tr0ub4dor" not in json.dumps(list(local.export(OWNER)))
+    assert "Tr0ub4dor" not in json.dumps(list(local.export(OWNER)))  # metadata too
 
 
 def test_a_secret_refused_by_policy_leaves_the_store_as_it_was(

@@ -130,6 +130,7 @@ class Memory:
     trust: float = 1.0  # how far its source is believed, 0..1; confidence never exceeds it
     flags: list[str] = field(default_factory=list)  # what the guard's scan found in it
     review: Review | None = None  # set while the guard holds it (and kept after a decision)
+    screened: bool = False  # the guard read it as it was written (recall screens the rest)
 
 
 @dataclass(slots=True)

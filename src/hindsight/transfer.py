@@ -45,6 +45,7 @@ def memory_to_dict(m: Memory) -> dict[str, Any]:
         "trust": m.trust,
         "flags": list(m.flags),
         "review": None if m.review is None else asdict(m.review),
+        "screened": m.screened,
     }
 
 
@@ -107,6 +108,7 @@ def memory_from_dict(d: Mapping[str, Any], *, limit: int) -> Memory:
         trust=validate.confidence(d.get("trust", 1.0), field="trust"),
         flags=flags,
         review=_review(d.get("review")),
+        screened=d.get("screened") is True,
     )
 
 

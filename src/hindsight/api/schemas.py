@@ -121,6 +121,7 @@ class MemoryOut(BaseModel):
     trust: float = Field(description="How far its source is believed, 0..1.")
     flags: list[str] = Field(description="What the guard's safety scan found in it.")
     review: ReviewOut | None = Field(description="Why the guard held it, if it did.")
+    screened: bool = Field(description="Whether the guard read it as it was written.")
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hindsight.config import Settings
 from hindsight.door import Checkpoint, Operation, WriteContext, checkpoints
@@ -91,7 +91,7 @@ class Guard(Checkpoint):
 
     def __init__(self, settings: Settings) -> None:
         self.policy = Policy.of(settings)
-        self.enabled = settings.guard  # off: trust (1 and its cap) only
+        self.enabled = settings.guard  # off: trust and its cap on confidence only
 
     def review(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
         new = {m.id: (m, v) for m, v in plan.inserts}
@@ -100,11 +100,14 @@ class Guard(Checkpoint):
             parents = [p.trust for p in _parents(memory, new, stored)]
             memory.trust = trust_of(memory, context, self.policy, parents)
         for memory, vector in plan.inserts if self.enabled else ():
+            memory.screened = True
             self._secrets(memory)
             if not self._inherit(memory, new, stored):
                 self._scan(memory)
             if memory.status is Status.ACTIVE and not self.policy.trusted(memory):
                 self._conflicts(memory, vector, plan, known)
+        if self.enabled:
+            _one_turn_one_decision(plan)
         for memory, is_new in plan.memories():
             if not is_new and context.operation is Operation.UPDATE:  # the caller's words
                 memory.trust = min(memory.trust, context.principal.trust)
@@ -114,12 +117,15 @@ class Guard(Checkpoint):
         _keep_superseded(plan, {mid for mid, (m, _) in new.items() if m.status in HELD})
 
     def _secrets(self, memory: Memory) -> None:
+        """Redact secrets wherever the memory's words are kept: content, hints and the
+        metadata's text (an extracted value), or refuse the write."""
+        metadata = _redacted(memory.metadata)
         cleaned = redact(memory.content)
-        if cleaned == memory.content:
+        if cleaned == memory.content and metadata == memory.metadata:
             return
         if self.policy.refuse_secrets:
             self.refuse("the text holds a secret (an API key, card number or password)")
-        memory.content = cleaned
+        memory.content, memory.metadata = cleaned, metadata
         memory.query_hints = [redact(h) for h in memory.query_hints]
         _flag(memory, Flag.SECRET)
 
@@ -261,6 +267,31 @@ def held_to(claim: Memory, trusted: Memory) -> bool:
 def _asks(memory: Memory) -> bool:
     """A question states nothing another text could contradict."""
     return memory.content.rstrip().endswith("?")
+
+
+def _one_turn_one_decision(plan: Plan) -> None:
+    """Hold every memory made from a turn of which one is held: the episode with the
+    fact drawn from it, whichever of them the checks caught."""
+    held: dict[str, Memory] = {}
+    for memory, _ in plan.inserts:
+        if memory.status in HELD and memory.provenance.input_hash:
+            held.setdefault(memory.provenance.input_hash, memory)
+    for memory, _ in plan.inserts:
+        first = held.get(memory.provenance.input_hash or "")
+        if first is not None and memory.status is Status.ACTIVE:
+            memory.status, memory.review = first.status, first.review
+            for flag in first.flags:
+                _flag(memory, Flag(flag))
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _flag(memory: Memory, flag: Flag) -> None:

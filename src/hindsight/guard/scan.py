@@ -56,65 +56,143 @@ _HIDING = re.compile(
 )
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 
+_Rule = tuple[tuple[tuple[str, ...], ...], re.Pattern[str]]
+"""A pattern, and the words it cannot match without: one of each group, in the lowered
+text (a cheap test that spares most texts the pattern)."""
+
+
+def _rule(needles: tuple[tuple[str, ...], ...], pattern: re.Pattern[str]) -> _Rule:
+    return needles, pattern
+
+
+def _first(rules: list[_Rule], shown: str, low: str) -> re.Match[str] | None:
+    for needles, pattern in rules:
+        wanted = all(any(n in low for n in group) for group in needles)
+        if wanted and (match := pattern.search(shown)):
+            return match
+    return None
+
+
 _AI = (
     r"(?:ai|llm|language|automated|virtual)?\s*"
     r"(?:assistants?|agents?|models?|bots?|chatbots?|ais?|llms?)"
 )
-_INSTRUCTION: Final = [
+_INSTRUCTION: Final[list[_Rule]] = [
     # speaks to the model that reads it
-    re.compile(
-        rf"\b(?:note|message|instructions?|notice|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?{_AI}\b",
-        _I,
+    _rule(
+        (
+            ("note", "message", "instruction", "notice", "reminder"),
+            ("assistant", "agent", "model", "bot", "ai", "llm"),
+        ),
+        re.compile(
+            rf"\b(?:note|message|instructions?|notice|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?{_AI}\b",
+            _I,
+        ),
     ),
-    re.compile(r"\b(?:ai|llm|automated|virtual)\s+(?:assistants?|agents?|models?|systems?)\b", _I),
-    re.compile(r"\bassistant\s+(?:instructions?|note|directive)\b", _I),
-    re.compile(rf"\b(?:dear|attention|hey|hello|to\s+the|if\s+you\s+are\s+an?)\s+{_AI}\b", _I),
-    re.compile(
-        r"\b(?:reveal|print|output|repeat|show)\s+(?:your|the)\s+(?:system\s+prompt|"
-        r"instructions|hidden\s+prompt)\b|\b(?:developer|jailbreak|god)\s+mode\b",
-        _I,
+    _rule(
+        (("assistant", "agent", "model", "system"), ("ai", "llm", "automated", "virtual")),
+        re.compile(
+            r"\b(?:ai|llm|automated|virtual)\s+(?:assistants?|agents?|models?|systems?)\b", _I
+        ),
     ),
-    re.compile(r"(?:^|[\n|.!\"']\s*|\[)\s*(?:system|assistant|developer|agents?)\s*(?::|\])", _I),
-    re.compile(r"<\|?(?:im_start|system|inst)\|?>|\[/?inst\]", _I),
+    _rule(
+        (("assistant",),),
+        re.compile(r"\bassistant\s+(?:instructions?|note|directive)\b", _I),
+    ),
+    _rule(
+        (
+            ("dear", "attention", "hey", "hello", "to the", "if you are"),
+            ("assistant", "agent", "model", "bot", "ai", "llm"),
+        ),
+        re.compile(rf"\b(?:dear|attention|hey|hello|to\s+the|if\s+you\s+are\s+an?)\s+{_AI}\b", _I),
+    ),
+    _rule(
+        (("prompt", "instructions", " mode"),),
+        re.compile(
+            r"\b(?:reveal|print|output|repeat|show)\s+(?:your|the)\s+(?:system\s+prompt|"
+            r"instructions|hidden\s+prompt)\b|\b(?:developer|jailbreak|god)\s+mode\b",
+            _I,
+        ),
+    ),
+    _rule(
+        (("system", "assistant", "developer", "agent"),),
+        re.compile(
+            r"(?:^|[\n|.!\"']\s*|\[)\s*(?:system|assistant|developer|agents?)\s*(?::|\])", _I
+        ),
+    ),
+    _rule(
+        (("im_start", "system", "inst"),),
+        re.compile(r"<\|?(?:im_start|system|inst)\|?>|\[/?inst\]", _I),
+    ),
     # overrides what it was told
-    re.compile(
-        r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?"
-        r"\b(?:instructions?|rules|prompts?|guidelines|directions|policies)\b",
-        _I,
+    _rule(
+        (
+            ("ignore", "disregard", "forget", "override", "bypass"),
+            ("instruction", "rule", "prompt", "guideline", "direction", "polic"),
+        ),
+        re.compile(
+            r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?"
+            r"\b(?:instructions?|rules|prompts?|guidelines|directions|policies)\b",
+            _I,
+        ),
     ),
-    re.compile(
-        r"\byou are now (?:a|an|the|my)\s+(?:\w+\s+){0,2}?(?:agent|assistant|bot|ai|model|"
-        r"system|admin|administrator|persona|character)\b|\bnew instructions?\s*:",
-        _I,
+    _rule(
+        (("you are now", "new instruction"),),
+        re.compile(
+            r"\byou are now (?:a|an|the|my)\s+(?:\w+\s+){0,2}?(?:agent|assistant|bot|ai|model|"
+            r"system|admin|administrator|persona|character)\b|\bnew instructions?\s*:",
+            _I,
+        ),
     ),
     # scripts its future answers
-    re.compile(
-        r"\b(?:when(?:ever)?|if|each time)\b[^.\n]{0,60}?\b(?:users?|customers?|clients?|"
-        r"someone|anyone|people|readers?|they|he|she)\b[^.\n]{0,20}?\b(?:asks?|asking|"
-        r"mentions?|requests?|wants?|enquires?|inquires?)\b[^.\n]{0,160}?\b(?:tell|answer|"
-        r"say|respond|reply|inform|claim|state|explain)\b",
-        _I,
+    _rule(
+        (
+            ("ask", "mention", "request", "want", "enquir", "inquir"),
+            ("tell", "answer", "say", "respond", "reply", "inform", "claim", "state", "explain"),
+        ),
+        re.compile(
+            r"\b(?:when(?:ever)?|if|each time)\b[^.\n]{0,60}?\b(?:users?|customers?|clients?|"
+            r"someone|anyone|people|readers?|they|he|she)\b[^.\n]{0,20}?\b(?:asks?|asking|"
+            r"mentions?|requests?|wants?|enquires?|inquires?)\b[^.\n]{0,160}?\b(?:tell|answer|"
+            r"say|respond|reply|inform|claim|state|explain)\b",
+            _I,
+        ),
     ),
-    re.compile(
-        r"\b(?:for|to)\s+(?:any|every|all)\s+(?:questions?|queries|requests?|messages?)\s+"
-        r"(?:about|on|regarding|concerning)\b",
-        _I,
+    _rule(
+        (("question", "quer", "request", "message"),),
+        re.compile(
+            r"\b(?:for|to)\s+(?:any|every|all)\s+(?:questions?|queries|requests?|messages?)\s+"
+            r"(?:about|on|regarding|concerning)\b",
+            _I,
+        ),
     ),
-    re.compile(r"\banswer\s+for\s+(?:anyone|everyone|all)\b", _I),
-    re.compile(
-        r"\b(?:when(?:ever)?|if)\s+(?:you\s+are\s+|you're\s+)?(?:asked|questioned)\b"
-        r"[^.\n]{0,80}?\b(?:say|tell|answer|respond|reply|claim|state)\b",
-        _I,
+    _rule(
+        (("answer for",),),
+        re.compile(r"\banswer\s+for\s+(?:anyone|everyone|all)\b", _I),
     ),
-    re.compile(
-        r"\b(?:tell|inform|assure)\s+(?:the\s+)?(?:users?|customers?|readers?|them)\s+(?:that|they)\b",
-        _I,
+    _rule(
+        (("asked", "questioned"),),
+        re.compile(
+            r"\b(?:when(?:ever)?|if)\s+(?:you\s+are\s+|you're\s+)?(?:asked|questioned)\b"
+            r"[^.\n]{0,80}?\b(?:say|tell|answer|respond|reply|claim|state)\b",
+            _I,
+        ),
+    ),
+    _rule(
+        (("tell", "inform", "assure"),),
+        re.compile(
+            r"\b(?:tell|inform|assure)\s+(?:the\s+)?(?:users?|customers?|readers?|them)\s+(?:that|they)\b",
+            _I,
+        ),
     ),
     # keeps secrets from the user
-    re.compile(
-        r"\b(?:do\s+not|don't|never)\s+(?:mention|tell|reveal|disclose|inform)\b[^.\n]{0,30}?"
-        r"\b(?:users?|customers?|this|anyone|them|it|note|step)\b",
-        _I,
+    _rule(
+        (("do not", "don't", "never"),),
+        re.compile(
+            r"\b(?:do\s+not|don't|never)\s+(?:mention|tell|reveal|disclose|inform)\b[^.\n]{0,30}?"
+            r"\b(?:users?|customers?|this|anyone|them|it|note|step)\b",
+            _I,
+        ),
     ),
 ]
 
@@ -131,22 +209,46 @@ _DATA = (
     r"usernames?|logins?|account\s+numbers?|conversation|chat\s+history|transcripts?)\b)"
 )
 _DESTINATION = r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.[\w.-]+|webhook)"
-_EXFILTRATION: Final = [
-    re.compile(rf"{_SEND}[^\n]{{0,160}}?{_DATA}[^\n]{{0,160}}?{_DESTINATION}", _I),
-    re.compile(rf"{_DATA}[^\n]{{0,80}}?{_SEND}[^\n]{{0,80}}?{_DESTINATION}", _I),
+_EXFILTRATION: Final[list[_Rule]] = [
+    _rule(
+        (("http", "www.", "@", "webhook"),),
+        re.compile(rf"{_SEND}[^\n]{{0,160}}?{_DATA}[^\n]{{0,160}}?{_DESTINATION}", _I),
+    ),
+    _rule(
+        (("http", "www.", "@", "webhook"),),
+        re.compile(rf"{_DATA}[^\n]{{0,80}}?{_SEND}[^\n]{{0,80}}?{_DESTINATION}", _I),
+    ),
     # a link whose address is a template for the reader's data
-    re.compile(r"https?://\S*[?&]\w+=\{[^}\s]{1,40}\}", _I),
+    _rule(
+        (("={",),),
+        re.compile(r"https?://\S*[?&]\w+=\{[^}\s]{1,40}\}", _I),
+    ),
 ]
-_UNSAFE: Final = [
-    re.compile(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b", _I),
-    re.compile(
-        r"\bverify\s*=\s*false\b|--trusted-host\b|--insecure\b|--no-check-certificate\b", _I
+_UNSAFE: Final[list[_Rule]] = [
+    _rule(
+        (("curl", "wget"), ("|",)),
+        re.compile(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b", _I),
     ),
-    re.compile(
-        r"\b(?:disable|turn\s+off)\s+(?:the\s+)?(?:firewall|antivirus|2fa|mfa|two-factor)", _I
+    _rule(
+        (("verify", "--trusted-host", "--insecure", "--no-check"),),
+        re.compile(
+            r"\bverify\s*=\s*false\b|--trusted-host\b|--insecure\b|--no-check-certificate\b", _I
+        ),
     ),
-    re.compile(r"\bopen\s+port\s+\d+\b[^.\n]{0,40}\binternet\b|\bchmod\s+(?:-R\s+)?777\b", _I),
-    re.compile(r"\bpush\b[^.\n]{0,20}--force\b|\bforce[- ]push\b", _I),
+    _rule(
+        (("disable", "turn off"),),
+        re.compile(
+            r"\b(?:disable|turn\s+off)\s+(?:the\s+)?(?:firewall|antivirus|2fa|mfa|two-factor)", _I
+        ),
+    ),
+    _rule(
+        (("open port", "chmod"),),
+        re.compile(r"\bopen\s+port\s+\d+\b[^.\n]{0,40}\binternet\b|\bchmod\s+(?:-R\s+)?777\b", _I),
+    ),
+    _rule(
+        (("--force", "force push", "force-push"),),
+        re.compile(r"\bpush\b[^.\n]{0,20}--force\b|\bforce[- ]push\b", _I),
+    ),
 ]
 
 # Secrets: the shapes of common API keys, private keys and tokens; payment card numbers
@@ -186,15 +288,14 @@ def scan(text: str) -> list[Finding]:
     elif any(_decoded(m.group(0)) for m in _BASE64.finditer(normal)):
         found[Flag.HIDDEN] = "base64 text"
     shown = reveal(text)
-    for flag, patterns in (
+    low = shown.lower()
+    for flag, rules in (
         (Flag.INSTRUCTION, _INSTRUCTION),
         (Flag.EXFILTRATION, _EXFILTRATION),
         (Flag.UNSAFE_ACTION, _UNSAFE),
     ):
-        for pattern in patterns:
-            if match := pattern.search(shown):
-                found[flag] = _evidence(match)
-                break
+        if match := _first(rules, shown, low):
+            found[flag] = _evidence(match)
     if secrets(text):
         found[Flag.SECRET] = "a secret"
     return [Finding(flag, found[flag]) for flag in Flag if flag in found]

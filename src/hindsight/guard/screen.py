@@ -1,9 +1,10 @@
 """The guard at recall time: what an untrusted result must pass to be returned.
 
 Write-time checks see a memory against what was stored then; a recall sees it beside
-what answers the same question now, and catches what was written before the guard
-(or with it off, or flagged rather than quarantined). Among a recall's best
-candidates, an untrusted result is withheld when
+what answers the same question now, and catches what the write-time checks did not
+read: memories written before the guard or with it off (``Memory.screened`` is
+false), and those kept flagged rather than quarantined. Among a recall's best
+candidates, such an untrusted result is withheld when
 
 - it reads as an attack (its stored flags, or the scan run now), or
 - it contradicts a more trusted candidate (:mod:`hindsight.guard.conflict`): the query
@@ -41,8 +42,10 @@ def screen(results: Sequence[RecallResult], policy: Policy, *, window: int) -> l
     for i, result in enumerate(results):
         m = result.memory
         approved = m.review is not None and m.review.decision == "approved"
-        if i < window and not policy.trusted(m) and not approved:
-            if ATTACKS & set(m.flags) or any(f.flag in ATTACKS for f in scan(m.content)):
+        if ATTACKS & set(m.flags) and not (policy.trusted(m) or approved):
+            continue  # kept flagged by policy: never handed to an agent as it is
+        if i < window and not (policy.trusted(m) or approved or m.screened):
+            if any(f.flag in ATTACKS for f in scan(m.content)):
                 continue
             if m.kind not in _REPORTS and any(
                 t.trust > m.trust and held_to(m, t) and contradiction(m.content, t.content)

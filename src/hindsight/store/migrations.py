@@ -54,7 +54,8 @@ REQUESTS = """
 
 # The guard (SQLite 5, PostgreSQL 3): each memory's principal, input hash, trust (rows
 # written before it get their source's default trust of the time), the scan's flags (a
-# JSON list) and review (JSON, or NULL); and the audit log, each entry chained to the one
+# JSON list), review (JSON, or NULL) and whether the guard read it as it was written
+# (1, or 0: recall screens it); and the audit log, each entry chained to the one
 # before it by ``hash`` = sha256 of ``prev`` and the entry (see hindsight.guard.audit).
 GUARD = """
     ALTER TABLE memories ADD COLUMN principal TEXT;
@@ -62,6 +63,7 @@ GUARD = """
     ALTER TABLE memories ADD COLUMN trust {real} NOT NULL DEFAULT 1.0;
     ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE memories ADD COLUMN review TEXT;
+    ALTER TABLE memories ADD COLUMN screened INTEGER NOT NULL DEFAULT 0;
     UPDATE memories SET trust = CASE source
         WHEN 'agent' THEN 0.7 WHEN 'tool' THEN 0.5 WHEN 'external' THEN 0.3
         WHEN 'import' THEN 0.5 ELSE 1.0 END;

@@ -43,7 +43,7 @@ _COLUMNS = (
     "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "
     "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
     "last_accessed_at, access_count, status, embedding_model, attribute, metadata, "
-    "principal, input_hash, trust, flags, review"
+    "principal, input_hash, trust, flags, review, screened"
 )
 _N_COLUMNS = _COLUMNS.count(",") + 1
 _M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in _COLUMNS.split(","))
@@ -376,6 +376,7 @@ class SQLStore(Store):
             m.trust,
             json.dumps(m.flags),
             None if m.review is None else json.dumps(asdict(m.review), ensure_ascii=False),
+            int(m.screened),
         )
 
     def _put_vector(
@@ -878,4 +879,5 @@ def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
         trust=r[23],
         flags=json.loads(r[24]),
         review=None if r[25] is None else Review(**json.loads(r[25])),
+        screened=bool(r[26]),
     )
