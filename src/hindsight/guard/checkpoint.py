@@ -27,7 +27,7 @@ from hindsight.config import Settings
 from hindsight.door import Checkpoint, Operation, WriteContext, checkpoints
 from hindsight.guard.conflict import contradiction
 from hindsight.guard.scan import ATTACKS, Flag, redact, scan
-from hindsight.models import HELD, Memory, Review, Source, Status
+from hindsight.models import HELD, Kind, Memory, Review, Source, Status
 from hindsight.registry import Options, no_options
 from hindsight.store import Filter
 from hindsight.write import Plan, Vector
@@ -152,7 +152,9 @@ class Guard(Checkpoint):
             if finding.flag is not Flag.SECRET:
                 _flag(memory, finding.flag)
         attacks = [f for f in findings if f.flag in ATTACKS]
-        if attacks and self.policy.quarantine:
+        # kept flagged by policy, an attack is inert data; it never becomes a preference
+        # (an instruction the agent would follow), so one is quarantined under any policy
+        if attacks and (self.policy.quarantine or memory.kind is Kind.PREFERENCE):
             memory.status = Status.QUARANTINED
             memory.review = Review("; ".join(f"{f.flag.value}: {f.evidence!r}" for f in attacks))
 
