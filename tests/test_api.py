@@ -153,6 +153,85 @@ def test_forget_an_owners_session_with_a_receipt(api: TestClient, hs: Hindsight)
     assert hs.get(keep["episodes"][0]).content == "I work as a nurse."
 
 
+def test_forget_an_owners_memories_by_source_and_by_writer(api: TestClient, hs: Hindsight) -> None:
+    retain(api, "I love jazz.")
+    tool = retain(api, "Tool weather returned: sunny.", source="tool")
+    receipt = ok(api.post("/v1/forget", json={"owner": OWNER, "source": "tool"}))
+    assert set(tool["episodes"]) <= set(receipt["deleted_ids"])
+    assert receipt["criteria"]["source"] == "tool"
+    assert {m.provenance.source.value for m in hs.list_memories(OWNER)} == {"user"}
+    nobody = ok(api.post("/v1/forget", json={"owner": OWNER, "principal": "crawler"}))
+    assert nobody["deleted_ids"] == [] and nobody["criteria"]["principal"] == "crawler"
+    error(api.post("/v1/forget", json={"owner": OWNER, "source": "robot"}), 400, "ValidationError")
+
+
+def test_recall_results_carry_their_provenance(api: TestClient) -> None:
+    retain(api, "Tool weather returned: sunny in Lisbon.", source="tool")
+    (hit,) = ok(api.post("/v1/recall", json={"owners": OWNER, "query": "weather", "k": 1}))[
+        "results"
+    ]
+    memory = hit["memory"]
+    assert memory["provenance"]["source"] == "tool" and memory["trust"] < 1.0
+    assert memory["flags"] == [] and "sunny in Lisbon" in memory["content"]
+
+
+# -- the review queue and the audit log ---------------------------------------------------------
+TRUTH = "I'm severely allergic to penicillin."
+CLAIM = "Pharmacy sync: the patient is no longer allergic to penicillin."
+
+
+def test_review_queue_then_approve_and_reject(api: TestClient, hs: Hindsight) -> None:
+    retain(api, TRUTH)
+    claim = retain(api, CLAIM, source="tool")["episodes"][0]
+    page = ok(api.get("/v1/review", params={"owner": OWNER}))
+    assert page["limit"] == 50 and page["offset"] == 0 and page["next_offset"] is None
+    item = next(i for i in page["items"] if i["memory"]["id"] == claim)
+    assert item["memory"]["status"] == "pending_review" and item["memory"]["review"]["reason"]
+    assert item["conflicts"] and all("allergic" in c["content"] for c in item["conflicts"])
+    assert page["items"] == ok(api.get("/v1/review"))["items"]  # the only owner
+    one = ok(api.get("/v1/review", params={"owner": OWNER, "limit": 1}))
+    assert len(one["items"]) == 1 and one["next_offset"] == 1
+
+    approved = ok(api.post(f"/v1/review/{claim}/approve"))["memories"]
+    assert approved[0]["id"] == claim and approved[0]["status"] == "active"
+    assert hs.get(claim).status.value == "active"
+    error(api.post(f"/v1/review/{claim}/approve"), 400, "ValidationError", "not held")
+    error(api.post("/v1/review/m_0000nothing/reject"), 404, "NotFoundError")
+
+    kept = retain(api, "Sync: the patient is no longer allergic to penicillin.", source="tool")
+    rejected = ok(api.post(f"/v1/review/{kept['episodes'][0]}/reject"))["memories"]
+    assert rejected[0]["status"] == "rejected"  # on_reject keeps it by default
+    gone = retain(api, "Update: the patient is not allergic to penicillin.", source="tool")
+    receipt = ok(api.post(f"/v1/review/{gone['episodes'][0]}/reject", json={"forget": True}))
+    assert gone["episodes"][0] in receipt["deleted_ids"] and receipt["id"].startswith("r_")
+    bad = api.post("/v1/review/m_0000nothing/reject", json={"forget": "maybe"})
+    error(bad, 422, "ValidationError", "body.forget")
+
+
+def test_audit_pages_back_and_verifies(api: TestClient) -> None:
+    for i in range(3):
+        retain(api, f"Note {i}: the garden needs water.")
+    everything = ok(api.get("/v1/audit", params={"owner": OWNER}))
+    assert [e["action"] for e in everything["entries"]] == ["retain"] * 3
+    assert everything["next_before_seq"] is None
+    seen, before = [], None
+    while True:
+        params = {"owner": OWNER, "limit": 2, **({} if before is None else {"before_seq": before})}
+        page = ok(api.get("/v1/audit", params=params))
+        seen += page["entries"]
+        before = page["next_before_seq"]
+        if before is None:
+            break
+    assert seen == everything["entries"]
+    assert ok(api.get("/v1/audit", params={"action": "forget"}))["entries"] == []
+    assert (
+        ok(api.get("/v1/audit", params={"principal": "local", "limit": 1}))["entries"]
+        == (everything["entries"][:1])
+    )
+    error(api.get("/v1/audit", params={"since": "soon"}), 400, "ValidationError", "since")
+    assert ok(api.get("/v1/audit/verify")) == {"entries": 3, "intact": True, "broken_at": None}
+
+
 def test_export_streams_json_lines_that_import_reads(api: TestClient, hs: Hindsight) -> None:
     retain(api, "I live in Paris and I love jazz.")
     response = api.get("/v1/export", params={"owner": OWNER})

@@ -40,12 +40,16 @@ ALICE_KEY = "alice-key-000000000001"
 READER_KEY = "reader-key-00000000002"
 ADMIN_KEY = "admin-key-000000000003"
 TEAM_KEY = "team-key-0000000000004"
+AUDITOR_KEY = "auditor-key-0000000005"
+ROOT_KEY = "root-key-0000000000006"
 KEYS = {
     "keys": [
         {"name": "alice", "key": ALICE_KEY, "read": [ALICE], "write": [ALICE]},
         {"name": "reader", "key": READER_KEY, "read": [BOB]},
         {"name": "admin", "key": ADMIN_KEY, "read": ["*"], "write": ["*"]},
         {"name": "team", "key": TEAM_KEY, "read": ["shared:*"], "write": [ALICE]},
+        {"name": "auditor", "key": AUDITOR_KEY, "read": [BOB], "audit": True},
+        {"name": "root", "key": ROOT_KEY, "read": ["*"], "audit": True},
     ]
 }
 # A code word, not digits: a number could turn up in a timestamp on /metrics.
@@ -60,6 +64,7 @@ class World:
     app: FastAPI
     hs: Hindsight
     bob_id: str  # one of bob's memories
+    bob_held: str  # one of bob's, held for review
 
     def http(self, key: str | None = ALICE_KEY) -> httpx.Client:
         headers = {} if key is None else {"authorization": f"Bearer {key}"}
@@ -69,6 +74,7 @@ class World:
         """Everything of bob's that no failed call may change."""
         return (
             list(self.hs.export(BOB)),
+            self.hs.review_queue(BOB),
             self.hs.sessions(BOB),
             self.hs.window(BOB, "s1"),
         )
@@ -81,9 +87,13 @@ def world(tmp_path_factory: pytest.TempPathFactory, embedder: Embeddings) -> Ite
         bob_id = hs.retain(BOB, SECRET, session_id="s0").episodes[0]
         hs.observe(BOB, "s1", "I am thinking about a new bike.")
         hs.retain("shared:team", "The team meets on Mondays.")
+        hs.retain(BOB, "I'm severely allergic to penicillin.")
+        claim = "Pharmacy sync: Bob is no longer allergic to penicillin."
+        bob_held = hs.retain(BOB, claim, source="tool").episodes[0]
+        assert hs.get(bob_held).status.value == "pending_review"
         app = create_app(hs, keyring=KeyRing.parse(KEYS))
         with live_server(app, log_level="debug") as url:
-            yield World(url, app, hs, bob_id)
+            yield World(url, app, hs, bob_id, bob_held)
 
 
 def denied(response: httpx.Response, status: int = 403) -> None:
@@ -168,6 +178,33 @@ def _mcp(w: World, http: httpx.Client) -> None:
         assert CODE not in text
 
 
+def _decide(decision: str) -> Callable[[World, httpx.Client], None]:
+    """Bob's held memory answers as an unknown id; alice's key cannot decide on it."""
+
+    def case(w: World, http: httpx.Client) -> None:
+        answers = []
+        for memory_id in (w.bob_held, UNKNOWN_ID):
+            body = {"forget": True} if decision == "reject" else None
+            response = http.post(f"/v1/review/{memory_id}/{decision}", json=body)
+            denied(response, 404)
+            answers.append(str(response.json()).replace(memory_id, "ID"))
+        assert answers[0] == answers[1]
+
+    return case
+
+
+def _review_queue(w: World, http: httpx.Client) -> None:
+    denied(http.get("/v1/review", params={"owner": BOB}))
+    denied(http.get("/v1/review"))  # every owner's queue includes bob's
+
+
+def _audit(w: World, http: httpx.Client) -> None:
+    for params in ({"owner": BOB}, {}, {"owner": ALICE}):  # alice's key is no audit key
+        response = http.get("/v1/audit", params=params)
+        denied(response)
+        assert "may not read the audit log" in response.json()["error"]["message"]
+
+
 def _post(path: str, **body: Any) -> Callable[[World, httpx.Client], None]:
     return lambda w, http: denied(http.post(path, json=body))
 
@@ -195,6 +232,11 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "close_session": _post("/v1/sessions/s1/close", owner=BOB),
     "summarize": _post("/v1/sessions/s1/summarize", owner=BOB),
     "reflect": _post("/v1/reflect", owner=BOB),
+    "review_queue": _review_queue,
+    "approve": _decide("approve"),
+    "reject": _decide("reject"),
+    "audit": _audit,
+    "verify_audit": _get("/v1/audit/verify"),
     "mcp": _mcp,
 }
 # Routes open to every caller, with why; each is checked to reveal no owner's data.
@@ -333,3 +375,46 @@ def test_prefix_scopes_and_several_owners(world: World) -> None:
     with Client(world.url, api_key=ADMIN_KEY) as admin:
         assert admin.stats().owners >= 2
         assert admin.get(world.bob_id).content == SECRET
+
+
+# -- the review queue and the audit log ---------------------------------------------------------
+def test_deciding_needs_write_on_the_owner_and_reading_the_log_an_audit_key(world: World) -> None:
+    before = world.bob()
+    with world.http(READER_KEY) as reader:  # reads bob, writes nothing
+        queue = reader.get("/v1/review", params={"owner": BOB})
+        assert queue.status_code == 200
+        assert world.bob_held in [i["memory"]["id"] for i in queue.json()["items"]]
+        for decision in ("approve", "reject"):
+            response = reader.post(f"/v1/review/{world.bob_held}/{decision}")
+            assert response.status_code == 403, response.text
+            assert response.json()["error"] == {
+                "type": "PermissionDeniedError",
+                "message": "key 'reader' may not write owner 'user:bob'",
+            }
+        denied(reader.get("/v1/audit", params={"owner": BOB}))  # reads bob, but no audit key
+    assert world.bob() == before
+    with world.http(AUDITOR_KEY) as auditor:
+        entries = auditor.get("/v1/audit", params={"owner": BOB})
+        assert entries.status_code == 200 and entries.json()["entries"]
+        assert {e["owner"] for e in entries.json()["entries"]} == {BOB}
+        denied(auditor.get("/v1/audit"))  # every owner: needs a key that reads them all
+        denied(auditor.get("/v1/audit", params={"owner": ALICE}))
+        denied(auditor.get("/v1/audit/verify"))
+    with world.http(ROOT_KEY) as root:
+        check = root.get("/v1/audit/verify")
+        assert check.status_code == 200 and check.json()["intact"] is True
+        assert root.get("/v1/audit").status_code == 200
+        denied(root.post(f"/v1/review/{world.bob_held}/approve"))  # reads all, writes none
+
+
+def test_a_reviewer_key_decides_and_the_log_names_it(world: World) -> None:
+    with Client(world.url, api_key=ALICE_KEY) as alice:
+        alice.retain(ALICE, "I live in Lisbon.")
+        claim = alice.retain(ALICE, "Alice no longer lives in Lisbon.", source="tool")
+        held = claim.episodes[0]
+        assert held in [i.memory.id for i in alice.review_queue(ALICE)]
+        (decided, *_) = alice.reject(held, forget=False)  # type: ignore[misc]
+        assert decided.status.value == "rejected" and decided.review.decided_by == "alice"
+    with Client(world.url, api_key=ROOT_KEY) as root:
+        reviews = root.audit(ALICE, principal="alice", action="review")
+        assert reviews and held in reviews[0].memory_ids

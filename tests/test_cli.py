@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -141,9 +142,15 @@ def test_every_command_has_help_and_both_help_flags(home: Path) -> None:
         "import",
         "session",
         "demo",
+        "review",
+        "audit",
     } <= set(cli.commands)
     assert isinstance(cli.commands["session"], click.Group)
     assert {"add", "show", "close"} <= set(cli.commands["session"].commands)
+    review, audit = cli.commands["review"], cli.commands["audit"]
+    assert isinstance(review, click.Group) and isinstance(audit, click.Group)
+    assert {"list", "approve", "reject"} <= set(review.commands)
+    assert {"list", "verify"} <= set(audit.commands)
     for path, command in commands:
         assert (command.help or "").strip(), f"{' '.join(path)} has no help text"
         for param in command.params:
@@ -560,3 +567,98 @@ def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HINDSIGHT_REQUEST_TTL_SECONDS", "1")
     time.sleep(1.1)
     assert run_json(home, "jobs", "run", "prune-requests") == {"job": "prune-requests", "count": 1}
+
+
+# -- the review queue, the audit log, forgetting by source ------------------------------------
+TRUTH = "I'm severely allergic to penicillin."
+CLAIM = "Pharmacy sync: the patient is no longer allergic to penicillin."
+
+
+def _held(home: Path) -> str:
+    retain(home, TRUTH)
+    claim: str = retain(home, CLAIM, "--source", "tool")["episodes"][0]
+    return claim
+
+
+def test_review_list_shows_each_held_memory_beside_its_conflicts(home: Path) -> None:
+    claim = _held(home)
+    (item,) = [
+        i
+        for i in run_json(home, "review", "list", "--owner", OWNER)["items"]
+        if i["memory"]["id"] == claim
+    ]
+    assert item["memory"]["status"] == "pending_review"
+    assert item["memory"]["provenance"]["source"] == "tool" and item["memory"]["trust"] < 1
+    assert "contradicts" in item["memory"]["review"]["reason"]
+    assert item["conflicts"] and all("allergic" in c["content"] for c in item["conflicts"])
+    table = run(home, "review", "list").stdout  # every owner: the local user reads them all
+    line = next(line for line in table.splitlines() if line.startswith(claim))
+    assert "pending_review" in line and "contradicts" in line
+    assert "conflicts" in table and "[user, trust 1.00]" in table and "[tool, trust" in table
+    assert run(home, "review", "list", "--owner", "user:nobody").stdout == (
+        "nothing held for review\n"
+    )
+
+
+def test_review_approve_and_reject(home: Path) -> None:
+    claim = _held(home)
+    approved = run_json(home, "review", "approve", claim)["memories"]
+    assert approved[0]["id"] == claim and approved[0]["status"] == "active"
+    assert approved[0]["review"]["decision"] == "approved"
+    assert_one_line_error(run(home, "review", "approve", claim, code=2), "not held for review")
+    assert_one_line_error(run(home, "review", "approve", "m_0000nothing", code=3), "no memory")
+
+    again = retain(
+        home, "Sync: the patient is no longer allergic to penicillin.", "--source", "tool"
+    )
+    held_id = again["episodes"][0]
+    out = run(home, "review", "reject", "--keep", held_id).stdout
+    assert out.startswith(f"rejected {held_id}") and "now rejected" in out
+    assert run_json(home, "show", held_id)["status"] == "rejected"
+
+    third = retain(home, "Update: the patient is not allergic to penicillin.", "--source", "tool")
+    receipt = run_json(home, "review", "reject", "--forget", third["episodes"][0])
+    assert third["episodes"][0] in receipt["deleted_ids"]
+    run(home, "show", third["episodes"][0], code=3)
+
+
+def test_audit_list_filters_and_verify_detects_an_edit(home: Path) -> None:
+    claim = _held(home)
+    run(home, "review", "approve", claim)
+    entries = run_json(home, "audit", "list", "--owner", OWNER)["entries"]
+    assert [e["action"] for e in reversed(entries)][:2] == ["retain", "retain"]
+    assert {"review"} <= {e["action"] for e in entries}
+    assert all(e["principal"] == "local" and e["hash"] for e in entries)
+    reviews = run_json(home, "audit", "list", "--action", "review", "--limit", "1")["entries"]
+    assert len(reviews) == 1 and claim in reviews[0]["memory_ids"]
+    older = run_json(home, "audit", "list", "--before", str(entries[0]["seq"]))["entries"]
+    assert [e["seq"] for e in older] == [e["seq"] for e in entries[1:]]
+    assert "retain" in run(home, "audit", "list").stdout
+    assert run_json(home, "audit", "verify") == {
+        "entries": len(entries),
+        "intact": True,
+        "broken_at": None,
+    }
+    assert run(home, "audit", "verify").stdout.startswith("intact:")
+    with sqlite3.connect(Settings(home=home).database_path) as db:
+        db.execute(f"UPDATE audit SET principal = 'mallory' WHERE seq = {entries[-1]['seq']}")
+    db.close()
+    broken = run(home, "audit", "verify", code=1).stdout
+    assert broken.startswith(f"broken at entry {entries[-1]['seq']}")
+
+
+def test_forget_by_source_and_by_writer(home: Path) -> None:
+    retain(home, "I love jazz.")
+    tool = retain(home, "Tool weather returned: sunny.", "--source", "tool")
+    receipt = run_json(home, "forget", "--owner", OWNER, "--source", "tool")
+    assert set(tool["episodes"]) <= set(receipt["deleted_ids"])
+    assert receipt["criteria"]["source"] == "tool"
+    sources = {
+        m["provenance"]["source"] for m in run_json(home, "list", "--owner", OWNER)["memories"]
+    }
+    assert sources == {"user"}
+    nobody = run_json(home, "forget", "--owner", OWNER, "--principal", "crawler")
+    assert nobody["deleted_ids"] == [] and nobody["criteria"]["principal"] == "crawler"
+    result = run(home, "forget", "--owner", OWNER, "--id", "x", "--source", "tool", code=2)
+    assert_one_line_error(result, "--id cannot be combined")
+    assert_one_line_error(run(home, "forget", "--owner", OWNER, "--source", "robot", code=2))

@@ -39,6 +39,11 @@ CLI: dict[str, tuple[str, ...]] = {
     "close_session": ("session", "close"),
     "summarize": ("summarize",),
     "reflect": ("reflect",),
+    "review_queue": ("review", "list"),
+    "approve": ("review", "approve"),
+    "reject": ("review", "reject"),
+    "audit": ("audit", "list"),
+    "verify_audit": ("audit", "verify"),
 }
 # library method -> REST operation ids (all of them must exist)
 REST: dict[str, set[str]] = {name: {name} for name in CLI if name != "purge_expired"} | {
@@ -70,6 +75,20 @@ _CALLER = (
     "the interface knows its caller (the local user, or the API key it authenticated) and "
     "runs every call as it"
 )
+_REVIEWER = (
+    "a review is a person's decision: an agent that could approve (or turn down) what the "
+    "guard held from its own writes, mid-conversation, would defeat the guard; reviewers "
+    "use the CLI, REST or the client"
+)
+_HELD = (
+    "held memories are kept from agents on purpose: a quarantined one reads as an attack, "
+    "so listing the queue to an agent would feed it the very text the guard withheld; "
+    "the queue is for reviewers (CLI, REST, the client)"
+)
+_AUDITOR = (
+    "the audit log is for auditors and people, not agents mid-conversation (an audit key "
+    "reads who did what across owners)"
+)
 # (interface, library method) -> why it is deliberately not there
 ABSENT: dict[tuple[str, str], str] = {
     **{(interface, "as_principal"): _CALLER for interface in INTERFACES},
@@ -91,6 +110,11 @@ ABSENT: dict[tuple[str, str], str] = {
     ("mcp", "sessions"): _AGENT_TOOLS + " (an agent knows its own session id)",
     ("mcp", "consolidate"): "session_append consolidates a full window, memory_summarize the rest",
     ("mcp", "close_session"): "memory_summarize consolidates the session's window first",
+    ("mcp", "review_queue"): _HELD,
+    ("mcp", "approve"): _REVIEWER,
+    ("mcp", "reject"): _REVIEWER,
+    ("mcp", "audit"): _AUDITOR,
+    ("mcp", "verify_audit"): _AUDITOR + " (a check of the whole log's hash chain)",
 }
 
 
@@ -195,6 +219,8 @@ MCP_PARAMETERS: dict[tuple[str, str], str] = {
     ("memory_delete", "session_id"): "as for owner",
     ("memory_delete", "since"): "as for owner",
     ("memory_delete", "until"): "as for owner",
+    ("memory_delete", "source"): "as for owner",
+    ("memory_delete", "principal"): "as for owner",
     ("session_append", "metadata"): _AGENT_TOOLS,
     ("session_append", "tool_name"): "role 'tool' turns name their tool in the text",
 }

@@ -49,7 +49,8 @@ from hindsight.models import (
     Status,
     Turn,
 )
-from hindsight.store import StoreStats, WorkingTurn
+from hindsight.review import ReviewItem
+from hindsight.store import AuditEntry, StoreStats, WorkingTurn
 
 if TYPE_CHECKING:
     import httpx
@@ -145,10 +146,22 @@ def _value(x: Any) -> Any:
     return x.value if isinstance(x, Enum) else x
 
 
-def _memory_path(memory_id: str) -> str:
+def _iso(x: datetime | str | None) -> str | None:
+    return x.isoformat() if isinstance(x, datetime) else x
+
+
+def _memory_id(memory_id: str) -> str:
     if not isinstance(memory_id, str) or not memory_id:
         raise errors.NotFoundError(f"no memory with id {memory_id!r}")
-    return f"/v1/memories/{quote(memory_id, safe='')}"
+    return quote(memory_id, safe="")
+
+
+def _memory_path(memory_id: str) -> str:
+    return f"/v1/memories/{_memory_id(memory_id)}"
+
+
+def _review_path(memory_id: str, decision: str) -> str:
+    return f"/v1/review/{_memory_id(memory_id)}/{decision}"
 
 
 def _session_path(session_id: str, action: str) -> str:
@@ -286,18 +299,96 @@ class _Ops:
         session_id: str | None = None,
         since: datetime | str | None = None,
         until: datetime | str | None = None,
+        source: Source | str | None = None,
+        principal: str | None = None,
     ) -> _Call[ForgetReceipt]:
-        """Delete one memory, or an owner's memories (optionally of one session or period)."""
+        """Delete one memory, or an owner's memories: all, or those of one session, period,
+        source or writer (``principal``, an API key's name), as given."""
         if memory_id is not None:
-            if session_id is not None or since or until:
+            if session_id is not None or since or until or source or principal:
                 raise errors.ValidationError("give a memory id, or an owner with filters, not both")
             return _Call(
                 "DELETE", _memory_path(memory_id), views.receipt_from, params={"owner": owner}
             )
         if owner is None:
             raise errors.ValidationError("give a memory id or an owner")
-        body = {"owner": owner, "session_id": session_id, "since": since, "until": until}
+        body = {
+            "owner": owner,
+            "session_id": session_id,
+            "since": since,
+            "until": until,
+            "source": _value(source),
+            "principal": principal,
+        }
         return _Call("POST", "/v1/forget", views.receipt_from, body=body)
+
+    @staticmethod
+    def review_queue(
+        owner: str | None = None, *, limit: int = 50, offset: int = 0
+    ) -> _Call[list[ReviewItem]]:
+        """What the guard held (quarantined or pending review), newest first, each with
+        the memories it conflicts with: of ``owner``, or of every owner."""
+
+        def read(data: Any) -> list[ReviewItem]:
+            return [views.review_item_from(item) for item in data["items"]]
+
+        params = {"owner": owner, "limit": limit, "offset": offset}
+        return _Call("GET", "/v1/review", read, params=params)
+
+    @staticmethod
+    def approve(memory_id: str) -> _Call[list[Memory]]:
+        """Make a held memory active as if it had passed the guard (with what was held
+        with it); returns them, the memory first."""
+        return _Call("POST", _review_path(memory_id, "approve"), _memories("memories"))
+
+    @staticmethod
+    def reject(
+        memory_id: str, *, forget: bool | None = None
+    ) -> _Call[list[Memory] | ForgetReceipt]:
+        """Turn down a held memory (with what was held with it): kept as ``rejected``
+        history, or forgotten (with its receipt) when ``forget`` (by default the
+        server's ``on_reject``) says so."""
+
+        def read(data: Any) -> list[Memory] | ForgetReceipt:
+            if "memories" in data:
+                return [views.memory_from(m) for m in data["memories"]]
+            return views.receipt_from(data)
+
+        return _Call("POST", _review_path(memory_id, "reject"), read, body={"forget": forget})
+
+    @staticmethod
+    def audit(
+        owner: str | None = None,
+        *,
+        principal: str | None = None,
+        action: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        limit: int = 100,
+        before_seq: int | None = None,
+    ) -> _Call[list[AuditEntry]]:
+        """Audit entries, newest first, filtered by owner, who, what and when (needs an
+        audit key); ``before_seq`` pages back."""
+
+        def read(data: Any) -> list[AuditEntry]:
+            return [views.audit_entry_from(e) for e in data["entries"]]
+
+        params = {
+            "owner": owner,
+            "principal": principal,
+            "action": action,
+            "since": _iso(since),
+            "until": _iso(until),
+            "limit": limit,
+            "before_seq": before_seq,
+        }
+        return _Call("GET", "/v1/audit", read, params=params)
+
+    @staticmethod
+    def verify_audit() -> _Call[dict[str, Any]]:
+        """Check the audit log's hash chain: ``{"entries": n, "intact": bool,
+        "broken_at": seq or None}`` (needs an audit key that reads every owner)."""
+        return _Call("GET", "/v1/audit/verify", dict)
 
     @staticmethod
     def import_records(
@@ -537,6 +628,11 @@ class Client(_Transport):
     close_session = _sync(_Ops.close_session)
     summarize = _sync(_Ops.summarize)
     reflect = _sync(_Ops.reflect)
+    review_queue = _sync(_Ops.review_queue)
+    approve = _sync(_Ops.approve)
+    reject = _sync(_Ops.reject)
+    audit = _sync(_Ops.audit)
+    verify_audit = _sync(_Ops.verify_audit)
 
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory of ``owner`` as a JSON-ready dict, oldest first, streamed."""
@@ -618,6 +714,11 @@ class AsyncClient(_Transport):
     close_session = _async(_Ops.close_session)
     summarize = _async(_Ops.summarize)
     reflect = _async(_Ops.reflect)
+    review_queue = _async(_Ops.review_queue)
+    approve = _async(_Ops.approve)
+    reject = _async(_Ops.reject)
+    audit = _async(_Ops.audit)
+    verify_audit = _async(_Ops.verify_audit)
 
     async def export(
         self, owner: str, *, include_history: bool = True

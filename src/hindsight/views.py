@@ -27,7 +27,8 @@ from hindsight.models import (
     RetainResult,
     Turn,
 )
-from hindsight.store import StoreStats, WorkingTurn
+from hindsight.review import ReviewItem
+from hindsight.store import AuditEntry, StoreStats, WorkingTurn
 from hindsight.transfer import memory_from_dict, memory_to_dict
 
 JSON = dict[str, Any]
@@ -141,6 +142,44 @@ def receipt_from(data: Mapping[str, Any]) -> ForgetReceipt:
         derived_ids=list(data["derived_ids"]),
         at=_time(data["at"], "at"),
         criteria=criteria,
+    )
+
+
+# -- the review queue and the audit log --------------------------------------------------
+def review_item(item: ReviewItem) -> JSON:
+    """A held memory (its ``review`` says why) and the memories it conflicts with."""
+    return {"memory": memory(item.memory), "conflicts": [memory(m) for m in item.conflicts]}
+
+
+def review_item_from(data: Mapping[str, Any]) -> ReviewItem:
+    return ReviewItem(memory_from(data["memory"]), [memory_from(m) for m in data["conflicts"]])
+
+
+def audit_entry(e: AuditEntry) -> JSON:
+    return {
+        "seq": e.seq,
+        "at": e.at.isoformat(),
+        "principal": e.principal,
+        "owner": e.owner,
+        "action": e.action,
+        "memory_ids": list(e.memory_ids),
+        "request_id": e.request_id,
+        "detail": dict(e.detail),
+        "hash": e.hash,
+    }
+
+
+def audit_entry_from(data: Mapping[str, Any]) -> AuditEntry:
+    return AuditEntry(
+        at=_time(data["at"], "at"),
+        principal=data["principal"],
+        owner=data["owner"],
+        action=data["action"],
+        memory_ids=tuple(data["memory_ids"]),
+        request_id=data["request_id"],
+        detail=dict(data["detail"]),
+        seq=data["seq"],
+        hash=data["hash"],
     )
 
 

@@ -159,9 +159,11 @@ async def forget(
 
 @routes("POST", "/forget")
 async def forget_owner(ctx: Context, body: ForgetIn) -> ReceiptOut:
-    """Delete an owner's memories, optionally of one session or period; returns the receipt.
+    """Delete an owner's memories, optionally of one session, period, source or writer
+    (``principal``, an API key's name); returns the receipt.
 
-    With neither ``since`` nor ``until``, the owner's (or session's) working memory goes too.
+    With none of ``since``, ``until``, ``source`` or ``principal``, the owner's (or
+    session's) working memory goes too.
     """
     receipt = await ctx.call(
         ctx.hs.forget,
@@ -169,6 +171,8 @@ async def forget_owner(ctx: Context, body: ForgetIn) -> ReceiptOut:
         session_id=body.session_id,
         since=body.since,
         until=body.until,
+        source=body.source,
+        principal=body.principal,
     )
     return ReceiptOut.of(receipt)
 

@@ -26,10 +26,11 @@ from hindsight.models import (
     Source,
     Status,
 )
-from hindsight.store import StoreStats, WorkingTurn
+from hindsight.review import ReviewItem
+from hindsight.store import AuditEntry, StoreStats, WorkingTurn
 
 Role = Literal["user", "assistant", "tool", "system"]
-_TIME: Final = "An ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z."
+TIME_HELP: Final = "An ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z."
 OWNER_RULE: Final[dict[str, Any]] = {
     "pattern": f"^{validate.OWNER_RE.pattern}$",
     "examples": ["user:alice"],
@@ -132,7 +133,7 @@ class MessageIn(_In):
     role: Role = "user"
     content: str
     speaker: str | None = None
-    observed_at: str | None = Field(default=None, description=_TIME)
+    observed_at: str | None = Field(default=None, description=TIME_HELP)
     tool_name: str | None = None
     metadata: dict[str, Any] | None = None
     source: str | None = Field(
@@ -153,7 +154,7 @@ class RetainIn(_In):
     )
     session_id: str | None = _session("The session the text belongs to.")
     source: str = Field(default="user", json_schema_extra=one_of(Source))
-    observed_at: str | None = Field(default=None, description=_TIME)
+    observed_at: str | None = Field(default=None, description=TIME_HELP)
     confidence: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
     metadata: dict[str, Any] | None = None
 
@@ -181,8 +182,8 @@ class RecallIn(_In):
     query: str
     k: int = Field(default=10, json_schema_extra={"minimum": 1, "maximum": MAX_K})
     kinds: list[Annotated[str, Field(json_schema_extra=KIND_RULE)]] | None = None
-    since: str | None = Field(default=None, description=_TIME)
-    until: str | None = Field(default=None, description=_TIME)
+    since: str | None = Field(default=None, description=TIME_HELP)
+    until: str | None = Field(default=None, description=TIME_HELP)
     min_confidence: float | None = Field(
         default=None, json_schema_extra={"minimum": 0, "maximum": 1}
     )
@@ -250,8 +251,16 @@ class UpdateIn(_In):
 class ForgetIn(_In):
     owner: str = _owner()
     session_id: str | None = _session("Only this session's memories (and its working memory).")
-    since: str | None = Field(default=None, description=_TIME)
-    until: str | None = Field(default=None, description=_TIME)
+    since: str | None = Field(default=None, description=TIME_HELP)
+    until: str | None = Field(default=None, description=TIME_HELP)
+    source: str | None = Field(
+        default=None,
+        description="Only memories from this source, e.g. tool.",
+        json_schema_extra=one_of(Source, nullable=True),
+    )
+    principal: str | None = Field(
+        default=None, description="Only memories this writer (an API key's name) wrote."
+    )
 
 
 class ReceiptOut(BaseModel):
@@ -289,6 +298,60 @@ class StatsOut(BaseModel):
     @classmethod
     def of(cls, s: StoreStats) -> StatsOut:
         return cls.model_validate(views.stats(s))
+
+
+# -- the review queue and the audit log -------------------------------------------------------
+class ReviewItemOut(BaseModel):
+    memory: MemoryOut = Field(description="The held memory; its review says why.")
+    conflicts: list[MemoryOut] = Field(description="The owner's memories it conflicts with.")
+
+    @classmethod
+    def of(cls, item: ReviewItem) -> ReviewItemOut:
+        return cls.model_validate(views.review_item(item), strict=False)
+
+
+class ReviewPage(BaseModel):
+    items: list[ReviewItemOut]
+    limit: int
+    offset: int
+    next_offset: int | None = Field(description="The offset of the next page; null on the last.")
+
+
+class RejectIn(_In):
+    forget: bool | None = Field(
+        default=None,
+        description="Delete it (the answer is then a receipt), or keep it as rejected "
+        "history; by default the server's on_reject setting.",
+    )
+
+
+class AuditEntryOut(BaseModel):
+    seq: int | None = Field(description="Its place in the log; page back with before_seq.")
+    at: datetime
+    principal: str = Field(description="Who did it: an API key's name, or local.")
+    owner: str | None
+    action: str = Field(description="retain, update, import, forget, review, recall, ...")
+    memory_ids: list[str]
+    request_id: str | None
+    detail: dict[str, Any]
+    hash: str | None = Field(description="The entry's hash, chained to the entry before.")
+
+    @classmethod
+    def of(cls, e: AuditEntry) -> AuditEntryOut:
+        return cls.model_validate(views.audit_entry(e), strict=False)
+
+
+class AuditPage(BaseModel):
+    entries: list[AuditEntryOut]
+    next_before_seq: int | None = Field(
+        description="before_seq for the next (older) page; null on the last."
+    )
+
+
+class AuditCheckOut(BaseModel):
+    entries: int = Field(description="How many entries were checked.")
+    intact: bool
+    broken_at: int | None = Field(description="The first entry whose hash does not chain.")
 
 
 # -- working memory ---------------------------------------------------------------------------
@@ -345,8 +408,8 @@ class SessionsOut(BaseModel):
 class ReflectIn(_In):
     owner: str = _owner()
     session_id: str | None = _session("Reflect on this session only.")
-    since: str | None = Field(default=None, description=_TIME)
-    until: str | None = Field(default=None, description=_TIME)
+    since: str | None = Field(default=None, description=TIME_HELP)
+    until: str | None = Field(default=None, description=TIME_HELP)
 
 
 # -- probes -----------------------------------------------------------------------------------

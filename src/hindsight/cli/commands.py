@@ -40,6 +40,7 @@ from hindsight.cli.base import (
 )
 from hindsight.engine import UNSET, Hindsight
 from hindsight.errors import ValidationError
+from hindsight.models import Source
 
 
 # -- the group ---------------------------------------------------------------------------------
@@ -197,6 +198,14 @@ def recall(
 @click.option("--id", "memory_id", metavar="ID", help="Only this memory (must be OWNER's).")
 @click.option("--since", metavar="ISO", help="Only memories observed at or after this time.")
 @click.option("--until", metavar="ISO", help="Only memories observed before this time.")
+@click.option(
+    "--source",
+    type=click.Choice([s.value for s in Source]),
+    help="Only memories from this source, e.g. tool.",
+)
+@click.option(
+    "--principal", metavar="NAME", help="Only memories this writer (an API key's name) wrote."
+)
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before forgetting everything.")
 @json_option
 @click.pass_obj
@@ -207,25 +216,37 @@ def forget(
     memory_id: str | None,
     since: str | None,
     until: str | None,
+    source: str | None,
+    principal: str | None,
     yes: bool,
     as_json: bool,
 ) -> None:
     """Delete memories, and what was derived only from them.
 
-    With no --id, --session, --since or --until, everything of OWNER goes,
-    working memory included. On a terminal that asks first; otherwise it
-    refuses unless --yes is given, so a script must opt in.
+    With no --id, --session, --since, --until, --source or --principal, everything
+    of OWNER goes, working memory included. On a terminal that asks first;
+    otherwise it refuses unless --yes is given, so a script must opt in.
     """
     owner = validate.owner(owner)
     hs = app.engine
+    filters = (session_id, since, until, source, principal)
     if memory_id is not None:
-        if session_id or since or until:
-            raise click.UsageError("--id cannot be combined with --session, --since or --until")
+        if any(f is not None for f in filters):
+            raise click.UsageError(
+                "--id cannot be combined with --session, --since, --until, --source or --principal"
+            )
         receipt = hs.forget(memory_id, owner=owner)
     else:
-        if session_id is None and since is None and until is None and not yes:
+        if all(f is None for f in filters) and not yes:
             _confirm_forget_all(hs, owner)
-        receipt = hs.forget(owner=owner, session_id=session_id, since=since, until=until)
+        receipt = hs.forget(
+            owner=owner,
+            session_id=session_id,
+            since=since,
+            until=until,
+            source=source,
+            principal=principal,
+        )
     if as_json:
         emit_json(receipt_json(receipt))
     else:
