@@ -46,6 +46,9 @@ def test_approve_makes_it_current_and_records_who_decided(hs: Hindsight) -> None
     assert any(r.memory.id == claim for r in hs.recall(OWNER, "allergic to penicillin?", k=5))
     with pytest.raises(ValidationError, match="not held for review"):
         hs.approve(claim)
+    # a reviewer's approval sticks: a later copy of the claim is held, the approved one not
+    hs.retain(OWNER, "Pharmacy sync: patient no longer allergic to penicillin.", source="tool")
+    assert hs.get(claim).status is Status.ACTIVE
 
 
 def test_reject_keeps_it_as_history_or_forgets_it(hs: Hindsight) -> None:

@@ -205,6 +205,7 @@ class Guard(Checkpoint):
             if similarity >= self.policy.repeat_similarity
             and not self.policy.trusted(other)
             and not _replies(other)
+            and not (other.review is not None and other.review.decision == "approved")
         ]
         if not repeats:
             return
