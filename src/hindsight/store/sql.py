@@ -848,13 +848,18 @@ def filter_sql(flt: Filter, *, owner: str | None = "m.owner") -> tuple[str, list
     return " AND ".join(clauses), params
 
 
+def _json(text: str) -> Any:
+    # most rows hold an empty list or object: recall reads hundreds of rows a query
+    return [] if text == "[]" else {} if text == "{}" else json.loads(text)
+
+
 def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
     return Memory(
         id=r[0],
         owner=r[1],
         kind=Kind(r[2]),
         content=r[3],
-        query_hints=json.loads(r[4]),
+        query_hints=_json(r[4]),
         confidence=r[5],
         provenance=Provenance(
             source=Source(r[6]),
@@ -875,9 +880,9 @@ def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
         status=Status(r[17]),
         embedding_model=r[18],
         attribute=r[19],
-        metadata=json.loads(r[20]),
+        metadata=_json(r[20]),
         trust=r[23],
-        flags=json.loads(r[24]),
+        flags=_json(r[24]),
         review=None if r[25] is None else Review(**json.loads(r[25])),
         screened=bool(r[26]),
     )
