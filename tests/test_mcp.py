@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import textwrap
@@ -465,3 +466,37 @@ def test_a_call_past_the_time_limit_is_a_clear_tool_error(
             "lands whole (or not at all, if it fails): send it again with the same request_id "
             "(Idempotency-Key) to get its result without storing it twice"
         )
+
+
+def test_review_tools_come_only_when_a_person_drives_the_client(
+    portal: BlockingPortal, tmp_path: Path, embedder: Embeddings
+) -> None:
+    """Off by default (an agent must not approve what the guard held from its own
+    writes); with HINDSIGHT_MCP_REVIEW a reviewer lists, decides and reads the log."""
+    settings = Settings(home=tmp_path / "h", sqlite_synchronous="OFF", mcp_review=True)
+    with Hindsight(settings, embedder=embedder) as hs:
+        hs.retain("user:maria", "I'm severely allergic to penicillin.", session_id="s1")
+        claim = hs.retain(
+            "user:maria", "Sync: the patient is no longer allergic to penicillin.", source="tool"
+        ).episodes[0]
+        server = create_server(hs)
+        names = {t.name for t in portal.call(server.list_tools)}
+        assert {"memory_review_list", "memory_review_decide", "memory_audit"} <= names
+
+        def call(tool: str, **arguments: Any) -> dict[str, Any]:
+            result = portal.call(server.call_tool, tool, arguments)
+            assert isinstance(result, CallToolResult) and not result.is_error
+            answer: dict[str, Any] = json.loads(_text(result))
+            return answer
+
+        items = call("memory_review_list", owner="user:maria")["items"]
+        (item,) = [i for i in items if i["memory"]["id"] == claim]
+        assert item["conflicts"] and item["memory"]["review"]["reason"]
+        decided = call("memory_review_decide", memory_id=claim, approve=False)
+        assert decided["memories"][0]["status"] == "rejected"
+        actions = [e["action"] for e in call("memory_audit", owner="user:maria")["entries"]]
+        assert "review" in actions
+    default = Settings(home=tmp_path / "d", sqlite_synchronous="OFF")
+    with Hindsight(default, embedder=embedder) as hs:
+        names = {t.name for t in portal.call(create_server(hs).list_tools)}
+        assert not names & {"memory_review_list", "memory_review_decide", "memory_audit"}

@@ -77,17 +77,17 @@ _CALLER = (
 )
 _REVIEWER = (
     "a review is a person's decision: an agent that could approve (or turn down) what the "
-    "guard held from its own writes, mid-conversation, would defeat the guard; reviewers "
-    "use the CLI, REST or the client"
+    "guard held from its own writes, mid-conversation, would defeat the guard; so MCP "
+    "offers it (memory_review_decide) only with HINDSIGHT_MCP_REVIEW=true, for a client a "
+    "person drives"
 )
 _HELD = (
-    "held memories are kept from agents on purpose: a quarantined one reads as an attack, "
-    "so listing the queue to an agent would feed it the very text the guard withheld; "
-    "the queue is for reviewers (CLI, REST, the client)"
+    "held memories are kept from agents on purpose: a quarantined one reads as an attack; "
+    "memory_review_list comes with HINDSIGHT_MCP_REVIEW=true, for a client a person drives"
 )
 _AUDITOR = (
-    "the audit log is for auditors and people, not agents mid-conversation (an audit key "
-    "reads who did what across owners)"
+    "the audit log is for auditors and people, not agents mid-conversation; memory_audit "
+    "comes with HINDSIGHT_MCP_REVIEW=true"
 )
 # (interface, library method) -> why it is deliberately not there
 ABSENT: dict[tuple[str, str], str] = {

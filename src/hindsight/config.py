@@ -74,6 +74,11 @@ class Settings(BaseSettings):
     # with a secret, each body is signed (HMAC-SHA256)
     review_webhook_url: str | None = None
     review_webhook_secret: str | None = Field(default=None, repr=False)
+    # offer the review queue and the audit log as MCP tools too (memory_review_list,
+    # memory_review_decide, memory_audit): off by default, since an agent that could
+    # approve what the guard held from its own writes would defeat it; on for an MCP
+    # client a person drives
+    mcp_review: bool = False
     # a held memory a reviewer rejects: "keep" it as rejected history, or "forget" it
     on_reject: Literal["keep", "forget"] = "keep"
     # the audit log: every write, forget and review decision, in its transaction; and
