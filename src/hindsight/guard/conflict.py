@@ -3,17 +3,20 @@
 Two texts already known to be about one subject (their vectors are close, or one query
 found both) contradict each other when
 
-- one negates what the other asserts: "no diabetes" against "I have type 1 diabetes",
-  "account upgraded" against "don't upgrade me" (a negation's head word, in one text
-  negated and in the other not), or
+- one takes back what the other asserts: "no diabetes" against "I have type 1
+  diabetes", "is not pregnant" against "I'm pregnant" (a denial of a thing or a state;
+  a negated action, "it isn't working", reports an event and denies no fact), or
+  asserts what the other forbids: "account upgraded" against "please don't upgrade me";
 - they give one slot two values: "Terminal 2" against "Terminal 1" (a label with a
-  number), "birthday: 3 June" against "birthday is on 12 October", "due on the 15th"
-  against "due on the 1st" (dates after the same word).
+  number), "birthday: 3 June" against "birthday is on 12 October" (dates after the same
+  word, in clauses that share another), "Seat preference: window" against "an aisle
+  seat" (a record's field), "United States tax resident" against "Canadian tax
+  resident" (a qualified phrase).
 
 Adding detail is not contradicting: a tool's new numbers, names or times for what the
-user asked about raise nothing. This is a lexical check, cheap enough to run on every
-untrusted write and on every recall's top results; a model-based judge may sit behind
-the same function later.
+user asked about raise nothing, and code states nothing. This is a lexical check,
+cheap enough to run on every untrusted write; a model-based judge may sit behind the
+same function later.
 """
 
 from __future__ import annotations
