@@ -167,3 +167,34 @@ def test_owners_are_those_with_memories_sorted(hs: Hindsight) -> None:
     assert hs.store.owners() == ["user:alice", "user:bob", "user:carol"]
     hs.forget(owner="user:bob")
     assert hs.store.owners() == ["user:alice", "user:carol"]
+
+
+def test_forgetting_the_newer_value_makes_the_older_current_again(hs: Hindsight) -> None:
+    """Forget the session that said "I moved to Berlin": the owner lives in Paris again,
+    not nowhere, and the receipt says which memory came back."""
+    owner = "user:alice"
+    paris = hs.retain(owner, "I live in Paris and I love jazz.", session_id="s1")
+    berlin = hs.retain(owner, "I moved to Berlin.", session_id="s2")
+    ((old, new),) = berlin.superseded
+    assert hs.get(old).valid_to is not None
+    receipt = hs.forget(owner=owner, session_id="s2")
+    assert new in receipt.deleted_ids + receipt.derived_ids and receipt.restored_ids == [old]
+    restored = hs.get(old)
+    assert restored.valid_to is None and restored.superseded_by is None
+    assert old in set(paris.created)
+    current = [m.content for m in hs.list_memories(owner, limit=20)]
+    assert any("Paris" in text for text in current)
+    assert hs.store.receipts(owner)[0]["restored_ids"] == [old]
+
+
+def test_forgetting_a_middle_value_keeps_one_current_value(hs: Hindsight) -> None:
+    owner = "user:alice"
+    hs.retain(owner, "I live in Paris.", session_id="s1")
+    to_berlin = hs.retain(owner, "I moved to Berlin.", session_id="s2")
+    to_rome = hs.retain(owner, "I moved to Rome.", session_id="s3")
+    ((paris, berlin),) = to_berlin.superseded
+    ((_, rome),) = to_rome.superseded
+    receipt = hs.forget(berlin)
+    assert receipt.restored_ids == []
+    assert hs.get(paris).superseded_by == rome and hs.get(paris).valid_to is not None
+    assert [m.id for m in hs.list_memories(owner, kinds=["fact"], limit=20)] == [rome]

@@ -412,7 +412,9 @@ class Hindsight:
 
         With ``memory_id``, ``owner`` (if given) must own it. What was derived only
         from deleted memories goes too, and so does any summary or reflection that
-        drew on one of them; the receipt lists it all.
+        drew on one of them; the receipt lists it all. A value a forgotten memory had
+        superseded is current again (``receipt.restored_ids``): forgetting "I moved to
+        Berlin" leaves the owner living in Paris, not nowhere.
         """
         criteria: dict[str, Any]
         if memory_id is not None:
@@ -474,11 +476,16 @@ class Hindsight:
             memory_ids=(*ids, *derived),
             detail={"receipt": receipt_id},
         )
-        self.store.delete(
+        restored = self.store.delete(
             [*ids, *derived], receipt=receipt, audit=[entry] if self.settings.audit else ()
         )
         return ForgetReceipt(
-            id=receipt_id, deleted_ids=ids, derived_ids=derived, at=at, criteria=criteria
+            id=receipt_id,
+            deleted_ids=ids,
+            derived_ids=derived,
+            at=at,
+            criteria=criteria,
+            restored_ids=restored,
         )
 
     # -- the review queue and the audit log (hindsight.review, hindsight.guard) -------------

@@ -297,8 +297,9 @@ class _Tools:
         """Delete one memory for good, by id, with whatever was derived only from it.
 
         Use it when the user asks to forget something, or a memory must not be kept.
-        Returns ok, receipt_id (the deletion's receipt), deleted_ids and derived_ids
-        (memories extracted from it that went too).
+        Returns ok, receipt_id (the deletion's receipt), deleted_ids, derived_ids
+        (memories extracted from it that went too) and restored_ids (older values it
+        had superseded, current again).
         """
         hs = self._caller()
         return await self._call(self._delete, hs, memory_id)
@@ -538,6 +539,7 @@ def _receipt(receipt: ForgetReceipt) -> dict[str, Any]:
         "receipt_id": receipt.id,
         "deleted_ids": receipt.deleted_ids,
         "derived_ids": receipt.derived_ids,
+        "restored_ids": receipt.restored_ids,
     }
 
 

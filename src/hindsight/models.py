@@ -203,6 +203,8 @@ class ForgetReceipt:
     derived_ids: list[str]
     at: datetime
     criteria: dict[str, Any]
+    # older values made current again: what a forgotten memory had superseded
+    restored_ids: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:

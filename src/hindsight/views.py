@@ -126,6 +126,7 @@ def receipt(r: ForgetReceipt) -> JSON:
         "count": r.count,
         "deleted_ids": r.deleted_ids,
         "derived_ids": r.derived_ids,
+        "restored_ids": r.restored_ids,
         "at": r.at.isoformat(),
         "criteria": criteria,
     }
@@ -142,6 +143,7 @@ def receipt_from(data: Mapping[str, Any]) -> ForgetReceipt:
         derived_ids=list(data["derived_ids"]),
         at=_time(data["at"], "at"),
         criteria=criteria,
+        restored_ids=list(data.get("restored_ids", [])),
     )
 
 

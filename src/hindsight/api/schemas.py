@@ -268,6 +268,9 @@ class ReceiptOut(BaseModel):
     count: int
     deleted_ids: list[str]
     derived_ids: list[str]
+    restored_ids: list[str] = Field(
+        default_factory=list, description="Older values made current again."
+    )
     at: datetime
     criteria: dict[str, Any]
 

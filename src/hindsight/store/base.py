@@ -263,9 +263,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete(
         self, ids: Sequence[str], *, receipt: dict[str, Any], audit: Sequence[AuditEntry] = ()
-    ) -> None:
+    ) -> list[str]:
         """Remove memories, their vectors, index entries and links; keep the receipt and
-        the audit entries, in the same transaction."""
+        the audit entries, in the same transaction. What a removed memory had superseded
+        becomes current again (or superseded by its successor, if it had one): the ids of
+        those made current are returned, and kept in the receipt."""
 
     @abc.abstractmethod
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:

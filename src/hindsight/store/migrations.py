@@ -86,6 +86,9 @@ GUARD = """
     CREATE INDEX audit_at ON audit (at)
 """
 
+# A receipt names the older values a forget made current again (SQLite 6, PostgreSQL 4).
+RESTORED = "ALTER TABLE receipts ADD COLUMN restored_ids TEXT NOT NULL DEFAULT '[]'"
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -209,6 +212,7 @@ SQLITE: list[Migration] = [
     ),
     (4, REQUESTS.format(real="REAL")),
     (5, GUARD.format(real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT")),
+    (6, RESTORED),
 ]
 
 
@@ -309,6 +313,7 @@ POSTGRES: list[Migration] = [
             real="DOUBLE PRECISION", serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
         ),
     ),
+    (4, RESTORED),
 ]
 
 

@@ -669,8 +669,10 @@ class SQLStore(Store):
 
     def delete(
         self, ids: Sequence[str], *, receipt: dict[str, Any], audit: Sequence[AuditEntry] = ()
-    ) -> None:
+    ) -> list[str]:
         owners: set[str] = set()
+        doomed = set(ids)
+        restored: list[str] = []
         with self.db.tx() as conn:
             gone: set[int] = set()
             for chunk in _chunks(list(ids)):
@@ -684,17 +686,28 @@ class SQLStore(Store):
                 gone |= keys | _neighbours(self._sessions(conn, keys), keys, self._text)
                 for key, owner in rows:
                     self.vectors.drop(conn, key, owner)
+                # what a deleted memory had superseded: current again if it was current,
+                # else superseded by what superseded it (a chain keeps one current value)
+                for deleted, next_id, valid_to in conn.execute(
+                    f"SELECT id, superseded_by, valid_to FROM memories WHERE id {among}", values
+                ).fetchall():
+                    successor = None if next_id in doomed else next_id
+                    older = conn.execute(
+                        "UPDATE memories SET superseded_by = ?, valid_to = ? "
+                        "WHERE superseded_by = ? RETURNING id, rowid",
+                        (successor, valid_to if successor else None, deleted),
+                    ).fetchall()
+                    if successor is None:
+                        restored += [r[0] for r in older if r[0] not in doomed]
+                        gone |= {r[1] for r in older}  # reindexed: current again
                 conn.execute(f"DELETE FROM memories WHERE id {among}", values)
                 conn.execute(f"DELETE FROM derivations WHERE child {among}", values)
                 conn.execute(f"DELETE FROM derivations WHERE parent {among}", values)
-                conn.execute(
-                    f"UPDATE memories SET superseded_by = NULL WHERE superseded_by {among}", values
-                )
             self._reindex(conn, gone)
             audit_log.append(self.db, conn, audit)
             conn.execute(
-                "INSERT INTO receipts (id, at, owner, criteria, deleted_ids, derived_ids) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO receipts (id, at, owner, criteria, deleted_ids, derived_ids, "
+                "restored_ids) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     receipt["id"],
                     receipt["at"].timestamp(),
@@ -702,6 +715,7 @@ class SQLStore(Store):
                     json.dumps(receipt["criteria"], default=str),
                     json.dumps(receipt["deleted_ids"]),
                     json.dumps(receipt["derived_ids"]),
+                    json.dumps(restored),
                 ),
             )
         self._wrote()
@@ -714,6 +728,7 @@ class SQLStore(Store):
                 self._keywords.drop(owner)
             else:
                 self._keywords.drop_saved(owner)
+        return restored
 
     # -- the audit log (rows and chain: hindsight.store.audit) --------------------------
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:
@@ -750,7 +765,7 @@ class SQLStore(Store):
         return audit_log.prune(self.db, before)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids FROM receipts"
+        sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids, restored_ids FROM receipts"
         params: tuple[Any, ...] = ()
         if owner is not None:
             sql += " WHERE owner = ?"
@@ -764,6 +779,7 @@ class SQLStore(Store):
                 "criteria": json.loads(r[3]),
                 "deleted_ids": json.loads(r[4]),
                 "derived_ids": json.loads(r[5]),
+                "restored_ids": json.loads(r[6]),
             }
             for r in rows
         ]
