@@ -309,7 +309,7 @@ def test_tool_successes(output: str) -> None:
 
 def test_tool_summary_is_short() -> None:
     [found] = run("line " * 500, role="tool")
-    assert found.content.startswith("Tool tool returned: ") and len(found.content) < 160
+    assert found.content.startswith("A tool returned: ") and len(found.content) < 160
     assert run("   \n ", role="tool") == []
 
 

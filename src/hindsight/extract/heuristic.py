@@ -795,16 +795,17 @@ def _failed(text: str) -> bool:
     return bool(_FAILURE.search(_NOT_FAILURE.sub(" ", text)))
 
 
-def _tool(content: str, tool: str) -> list[Extracted]:
-    """A failure with its error line, or a short summary of a result."""
+def _tool(content: str, name: str | None) -> list[Extracted]:
+    """A failure with its error line, or a short summary of a result ("Tool weather
+    returned: ...", or "A tool returned: ..." when the turn names none)."""
     lines = [line.strip() for line in content.splitlines() if line.strip()]
     if not lines:
         return []
+    tool, said = (name, f"Tool {name}") if name else ("tool", "A tool")
     if not _failed(content):
         line = _clip(lines[0], 120)
-        found = _hit(
-            Kind.TOOL_RESULT, f"Tool {tool} returned: {line}", 0.4, hints=(tool, f"{tool} result")
-        )
+        hints = (tool, f"{tool} result")
+        found = _hit(Kind.TOOL_RESULT, f"{said} returned: {line}", 0.4, hints=hints)
         return [replace(e, tool=tool, detail=line) for e in found]
     errors = [ln for ln in lines if _EXCEPTION_LINE.match(ln)] or [
         ln for ln in lines if _failed(ln)
@@ -812,9 +813,7 @@ def _tool(content: str, tool: str) -> list[Extracted]:
     # a traceback ends with its exception; otherwise the first error line says most
     line = errors[-1] if errors and "traceback" in content.lower() else (errors or lines)[0]
     line = _clip(line, 160)
-    found = _hit(
-        Kind.TOOL_RESULT, f"Tool {tool} failed: {line}", 0.9, hints=(tool, f"{tool} error")
-    )
+    found = _hit(Kind.TOOL_RESULT, f"{said} failed: {line}", 0.9, hints=(tool, f"{tool} error"))
     return [replace(e, tags=(Tag.TOOL_FAILURE,), tool=tool, detail=line) for e in found]
 
 
@@ -856,7 +855,7 @@ class HeuristicExtractor:
     def _turn(self, turn: Turn, subject: str, multi_party: bool) -> list[Extracted]:
         role = turn.role.strip().lower()
         if role in _TOOL_ROLES:
-            return _tool(turn.content, turn.tool_name or turn.speaker or "tool")
+            return _tool(turn.content, turn.tool_name or turn.speaker)
         if role in _SKIP_ROLES or not (role in _USER_ROLES or (multi_party and turn.speaker)):
             return []
         name = (turn.speaker or subject).strip() or "User"
