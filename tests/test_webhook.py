@@ -90,7 +90,8 @@ def test_a_held_write_is_posted_signed_and_retried(
     assert event["owners"] == [OWNER] and event["principal"] == "local"
     assert {m["id"] for m in event["memories"]} >= set(held.episodes)
     assert all(m["status"] == "quarantined" for m in event["memories"])
-    assert "ignore previous" not in body.decode().lower().split('"reason"')[0]  # no text
+    assert all(m["flags"] == ["instruction"] for m in event["memories"])
+    assert "ignore previous" not in body.decode().lower()  # no memory text, not even quoted
 
 
 def test_a_refused_write_is_posted(

@@ -197,7 +197,7 @@ class Door:
                     audit=audit_entries(context, plan, once) if self.audit else (),
                 )
         held = [m for m, _ in plan.memories() if m.status in HELD and m.review is not None]
-        if held and not any(m.review.decision for m in held if m.review):
+        if held:
             self._tell("held", context, {"memories": [_held(m) for m in held]})
         return plan
 
@@ -256,13 +256,15 @@ class Door:
 
 
 def _held(m: Memory) -> dict[str, Any]:
+    """A held memory as the reviewer's webhook is told of it: no text (a reason quotes
+    the memory), the flags the scan raised and what it conflicts with."""
     assert m.review is not None
     return {
         "id": m.id,
         "owner": m.owner,
         "status": m.status.value,
         "source": m.provenance.source.value,
-        "reason": m.review.reason,
+        "flags": list(m.flags),
         "conflicts_with": m.review.conflicts_with,
     }
 

@@ -353,9 +353,10 @@ class Ingest:
         pairs = list(zip(memories, vectors, strict=True))
 
         def planner(known: StoreKnown) -> Plan:
-            ids = [m.id for m in memories]
-            _rename_foreign_ids(memories, {m.id: m.owner for m in known.store.get(ids)})
-            held = {m.id for m in known.store.get([m.id for m in memories])}
+            owner_of = {m.id: m.owner for m in known.store.get([m.id for m in memories])}
+            renamed = _rename_foreign_ids(memories, owner_of)
+            held = {mid for mid in owner_of if mid not in renamed}  # the owner's own
+            held |= {m.id for m in known.store.get(list(renamed.values()))}  # imported before
             out = Plan(inserts=[(m, v) for m, v in pairs if m.id not in held])
             out.result.created = [m.id for m, _ in out.inserts]
             return out
@@ -396,21 +397,21 @@ class Ingest:
         return decided[0]
 
 
-def _rename_foreign_ids(memories: Sequence[Memory], held: Mapping[str, str]) -> None:
+def _rename_foreign_ids(memories: Sequence[Memory], held: Mapping[str, str]) -> dict[str, str]:
     """Give each record whose id another owner holds an id of its own, derived from its
     owner and the id it came with, and follow the rename in the batch's links. The
     record imports as one with an unknown id would, and the same import again is
-    skipped as it would be, so the answer tells nothing about other owners' ids."""
+    skipped as it would be, so the answer tells nothing about other owners' ids.
+    Returns the renames (old id -> new)."""
     renamed = {
         m.id: _owned_id(m.owner, m.id) for m in memories if held.get(m.id, m.owner) != m.owner
     }
-    if not renamed:
-        return
-    for m in memories:
+    for m in memories if renamed else ():
         m.id = renamed.get(m.id, m.id)
         m.provenance.derived_from = [renamed.get(x, x) for x in m.provenance.derived_from]
         if m.superseded_by is not None:
             m.superseded_by = renamed.get(m.superseded_by, m.superseded_by)
+    return renamed
 
 
 def _owned_id(owner: str, memory_id: str) -> str:

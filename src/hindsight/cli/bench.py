@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,9 @@ from hindsight.cli.base import (
 )
 from hindsight.cli.commands import cli
 from hindsight.store import scratch
+
+if TYPE_CHECKING:
+    from hindsight.config import Settings
 
 
 # -- benchmarks ----------------------------------------------------------------------------
@@ -40,10 +43,32 @@ def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def _keep(data: dict[str, Any], out: Path | None) -> None:
+def _report(data: dict[str, Any], out: Path | None, as_json: bool, lines: list[str]) -> None:
+    """Keep the JSON report in ``out`` (if given); print it, or ``lines`` for people."""
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(dumps(data) + "\n", encoding="utf-8")
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo("\n".join(lines))
+
+
+@contextlib.contextmanager
+def _store(
+    app: App, prefix: str, work: int, label: str
+) -> Iterator[tuple[Settings, Callable[[int], None] | None]]:
+    """The benchmark's own store (a temporary home unless --home; a scratch schema on
+    PostgreSQL) and a progress bar's step for ``work`` units."""
+    with contextlib.ExitStack() as stack:
+        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
+        settings = stack.enter_context(scratch(app.settings(home)))
+        bar = stack.enter_context(app.progress(range(work), length=work, label=label))
+        yield settings, getattr(bar, "update", None)
+
+
+def _fields(data: dict[str, Any], width: int) -> list[str]:
+    return [f"{key:>{width}}  {value}" for key, value in data.items()]
 
 
 @bench.command("scale")
@@ -81,18 +106,9 @@ def bench_scale(
     """
     from hindsight.bench import scale
 
-    with contextlib.ExitStack() as stack:
-        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-b-")))
-        settings = stack.enter_context(scratch(app.settings(home)))
-        bar = stack.enter_context(app.progress(range(n), length=n, label="ingesting"))
-        step = getattr(bar, "update", None)
+    with _store(app, "hs-b-", n, "ingesting") as (settings, step):
         result = scale.run(settings, n, queries=queries, owners=owners, progress=step)
-    _keep(result.as_dict(), out)
-    if as_json:
-        emit_json(result.as_dict())
-        return
-    for key, value in result.as_dict().items():
-        click.echo(f"{key:>20}  {value}")
+    _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 20))
 
 
 def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -111,18 +127,9 @@ def _bench_quality(
     from hindsight.bench import datasets, quality
 
     dataset = datasets.LOADERS[name](path, limit=limit)
-    with contextlib.ExitStack() as stack:
-        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-q-")))
-        settings = stack.enter_context(scratch(app.settings(home)))
-        total = quality.work(dataset)
-        bar = stack.enter_context(app.progress(range(total), length=total, label=name))
-        report = quality.run(settings, dataset, progress=getattr(bar, "update", None))
-    data = report.as_dict()
-    _keep(data, out)
-    if as_json:
-        emit_json(data)
-    else:
-        click.echo("\n".join(quality.table(report)))
+    with _store(app, "hs-q-", quality.work(dataset), name) as (settings, step):
+        report = quality.run(settings, dataset, progress=step)
+    _report(report.as_dict(), out, as_json, quality.table(report))
 
 
 @bench.command("locomo")
@@ -177,18 +184,9 @@ def bench_guard(app: App, as_json: bool, out: Path | None, details: bool, path: 
     from hindsight.bench import guard
 
     _, cases = guard.load(path)
-    with contextlib.ExitStack() as stack:
-        home = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-g-")))
-        settings = stack.enter_context(scratch(app.settings(home)))
-        bar = stack.enter_context(
-            app.progress(range(2 * len(cases)), length=2 * len(cases), label="guard")
-        )
-        report = guard.run(settings, cases, details=details, progress=getattr(bar, "update", None))
-    _keep(report, out)
-    if as_json:
-        emit_json(report)
-    else:
-        click.echo("\n".join(guard.table(report)))
+    with _store(app, "hs-g-", 2 * len(cases), "guard") as (settings, step):
+        report = guard.run(settings, cases, details=details, progress=step)
+    _report(report, out, as_json, guard.table(report))
 
 
 @bench.command("load")
@@ -273,10 +271,4 @@ def bench_load(
         retain_share=retain_share,
         api_key=key,
     )
-    data = result.as_dict()
-    _keep(data, out)
-    if as_json:
-        emit_json(data)
-        return
-    for key_, value in data.items():
-        click.echo(f"{key_:>16}  {value}")
+    _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 16))

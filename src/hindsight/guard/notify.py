@@ -2,8 +2,9 @@
 
 With ``Settings.review_webhook_url`` set, each write the guard held (quarantined or
 sent to review) or refused is posted there as JSON, from a thread of its own, so a
-slow or dead receiver never slows a write. The body names the owner, the memories'
-ids, statuses and reasons, never their text (the reviewer reads that in the queue).
+slow or dead receiver never slows a write. The body names the owner and the memories'
+ids, statuses, flags and conflicts (a refusal: its reason), never their text, which
+the reviewer reads in the queue (a hold's reason quotes it, so it is not sent).
 Headers: ``X-Hindsight-Event`` (``held`` or ``refused``), ``X-Hindsight-Delivery`` (a
 unique id: a receiver drops a repeat) and, with ``review_webhook_secret``,
 ``X-Hindsight-Signature: sha256=<hex HMAC-SHA256 of the body>``. A delivery that
