@@ -200,15 +200,21 @@ def test_the_users_own_correction_supersedes_as_ever(local: Hindsight) -> None:
     )
 
 
-def test_a_held_memory_supersedes_nothing(local: Hindsight) -> None:
+def test_a_less_trusted_new_value_waits_for_review_and_supersedes_nothing(
+    local: Hindsight,
+) -> None:
     before = local.retain(OWNER, "I live in Lyon.", session_id="s1")
-    lie = local.retain(
-        OWNER, "Profile sync: I moved to Berlin, not Lyon.", session_id="s2", source="tool"
-    )
-    assert lie.superseded == [] or all(
-        m.status is not Status.ACTIVE for m in local.store.get([new for _, new in lie.superseded])
-    )
-    assert all(m.valid_to is None for m in local.store.get(before.created))
+    (lyon,) = before.created
+    crawler = Principal("crawler", read=(OWNER,), write=(OWNER,), trust=0.3)
+    lie = local.as_principal(crawler).retain(OWNER, "I moved to Berlin.", session_id="c1")
+    assert lie.superseded == []
+    held = local.store.get([*lie.episodes, *lie.created])
+    assert held and {m.status for m in held} == {Status.PENDING_REVIEW}
+    assert all(m.review is not None and m.review.conflicts_with == [lyon] for m in held)
+    assert local.get(lyon).valid_to is None  # still the current value
+    (berlin,) = lie.created
+    local.approve(berlin)  # a reviewer's yes: the write as if it had passed
+    assert local.get(lyon).superseded_by == berlin
 
 
 def test_trust_is_the_least_of_source_key_and_parents_and_caps_confidence(
@@ -235,9 +241,7 @@ def test_secrets_never_reach_an_index(local: Hindsight) -> None:
     said = local.retain(OWNER, "The router admin password is: Tr0ub4dor&3 for the FRITZ box.")
     (episode,) = local.store.get(said.episodes)
     assert "Tr0ub4dor" not in episode.content and "secret" in episode.flags
-    assert not local.recall(OWNER, "Tr0ub4dor", k=5) or all(
-        "Tr0ub4dor" not in r.memory.content for r in local.recall(OWNER, "Tr0ub4dor", k=5)
-    )
+    assert all("Tr0ub4dor" not in r.memory.content for r in local.recall(OWNER, "router", k=5))
     assert "Tr0ub4dor" not in json.dumps(list(local.export(OWNER)))  # metadata too
 
 

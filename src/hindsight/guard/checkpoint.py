@@ -11,8 +11,9 @@ under the owners' lock, after the planner and before anything is stored, and
 3. scans what untrusted sources wrote (:mod:`hindsight.guard.scan`): an attack is
    quarantined (or kept flagged, by policy), and what was derived from it with it,
 4. holds for review (``pending_review``) an untrusted memory that contradicts a more
-   trusted one on the same subject (:mod:`hindsight.guard.conflict`), or repeats a
-   claim already held: repeating a claim is not evidence for it,
+   trusted one on the same subject (:mod:`hindsight.guard.conflict`), would supersede
+   a more trusted value of its attribute, or repeats a claim already held: repeating a
+   claim is not evidence for it,
 5. undoes the supersession a held memory would have made: a trusted memory is never
    retired by an untrusted one. A trusted source's own correction supersedes as ever.
 """
@@ -107,6 +108,7 @@ class Guard(Checkpoint):
             if memory.status is Status.ACTIVE and not self.policy.trusted(memory):
                 self._conflicts(memory, vector, plan, known)
         if self.enabled:
+            _hold_what_would_retire_more_trusted(plan, new)
             _one_turn_one_decision(plan)
         for memory, is_new in plan.memories():
             if not is_new and context.operation is Operation.UPDATE:  # the caller's words
@@ -163,8 +165,7 @@ class Guard(Checkpoint):
     ) -> None:
         if vector is None or _asks(memory):
             return
-        flt = Filter(owners=[memory.owner])
-        for other, similarity in _near(known, flt, vector, plan, memory, statuses=(Status.ACTIVE,)):
+        for other, similarity in _near(known, vector, plan, memory, statuses=(Status.ACTIVE,)):
             if similarity < self.policy.conflict_similarity:
                 break
             if (
@@ -180,7 +181,7 @@ class Guard(Checkpoint):
                 return
         if _replies(memory):
             return
-        for other, similarity in _near(known, flt, vector, plan, memory, statuses=HELD):
+        for other, similarity in _near(known, vector, plan, memory, statuses=HELD):
             if similarity < self.policy.repeat_similarity:
                 break
             if other.review is None:
@@ -196,12 +197,9 @@ class Guard(Checkpoint):
         """Hold the untrusted memories that made the claim ``held`` makes before it (and
         what was derived from them): the claim goes to review in all its copies."""
         assert held.review is not None
-        flt = Filter(owners=[held.owner])
         repeats = [
             other
-            for other, similarity in _near(
-                known, flt, vector, plan, held, statuses=(Status.ACTIVE,)
-            )
+            for other, similarity in _near(known, vector, plan, held, statuses=(Status.ACTIVE,))
             if similarity >= self.policy.repeat_similarity
             and not self.policy.trusted(other)
             and not _replies(other)
@@ -222,17 +220,16 @@ class Guard(Checkpoint):
 
 def _near(
     known: StoreKnown,
-    flt: Filter,
     vector: Vector,
     plan: Plan,
     memory: Memory,
     *,
     statuses: tuple[Status, ...],
 ) -> list[tuple[Memory, float]]:
-    """Memories of these statuses nearest ``vector``, stored or in this write, nearest first."""
-    hits = known.store.vector_search(
-        Filter(owners=flt.owners, statuses=statuses), vector, _NEIGHBOURS
-    )
+    """``memory``'s owner's memories of these statuses nearest ``vector``, stored or in
+    this write, nearest first."""
+    flt = Filter(owners=[memory.owner], statuses=statuses)
+    hits = known.store.vector_search(flt, vector, _NEIGHBOURS)
     found = {m.id: m for m in known.store.get([mid for mid, _ in hits])}
     near = [(found[mid], sim) for mid, sim in hits if mid in found]
     for other, v in plan.inserts:  # of this write, those of another input
@@ -270,6 +267,24 @@ def held_to(claim: Memory, trusted: Memory) -> bool:
 def _asks(memory: Memory) -> bool:
     """A question states nothing another text could contradict."""
     return memory.content.rstrip().endswith("?")
+
+
+def _hold_what_would_retire_more_trusted(
+    plan: Plan, new: Mapping[str, tuple[Memory, Vector | None]]
+) -> None:
+    """A new value of an attribute from a less trusted source than the value it would
+    retire is a conflict by itself ("I moved to Berlin" from a low-trust key against the
+    user's "I live in Lyon"): held for review, whatever its words."""
+    retired = {m.id: m for m, _ in plan.updates.values()} | {mid: m for mid, (m, _) in new.items()}
+    for old_id, new_id in plan.result.superseded:
+        current, old = new.get(new_id, (None, None))[0], retired.get(old_id)
+        if current is None or old is None or current.status is not Status.ACTIVE:
+            continue
+        if current.trust < old.trust:
+            current.status = Status.PENDING_REVIEW
+            current.review = Review(
+                f"would supersede a more trusted memory: {old.content!r}", [old.id]
+            )
 
 
 def _one_turn_one_decision(plan: Plan) -> None:
