@@ -131,6 +131,9 @@ class Memory:
     flags: list[str] = field(default_factory=list)  # what the guard's scan found in it
     review: Review | None = None  # set while the guard holds it (and kept after a decision)
     screened: bool = False  # the guard read it as it was written (recall screens the rest)
+    pinned: bool = False  # neither decays nor archives (hindsight.lifecycle)
+    used_at: datetime | None = None  # last restated (reinforced) or marked useful
+    expires_at: datetime | None = None  # forgotten, with a receipt, once past
 
 
 @dataclass(slots=True)

@@ -12,7 +12,16 @@ from hindsight.errors import ValidationError
 from hindsight.models import Kind, Memory, Provenance, Review, Source, Status
 
 FORMAT_VERSION = 1
-_TIMES = ("observed_at", "created_at", "updated_at", "valid_from", "valid_to", "last_accessed_at")
+_TIMES = (
+    "observed_at",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_to",
+    "last_accessed_at",
+    "used_at",
+    "expires_at",
+)
 
 
 def memory_to_dict(m: Memory) -> dict[str, Any]:
@@ -46,6 +55,7 @@ def memory_to_dict(m: Memory) -> dict[str, Any]:
         "flags": list(m.flags),
         "review": None if m.review is None else asdict(m.review),
         "screened": m.screened,
+        "pinned": m.pinned,
     }
 
 
@@ -109,6 +119,9 @@ def memory_from_dict(d: Mapping[str, Any], *, limit: int) -> Memory:
         flags=flags,
         review=_review(d.get("review")),
         screened=d.get("screened") is True,
+        pinned=d.get("pinned") is True,
+        used_at=times["used_at"],
+        expires_at=times["expires_at"],
     )
 
 

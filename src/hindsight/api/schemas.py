@@ -123,6 +123,13 @@ class MemoryOut(BaseModel):
     flags: list[str] = Field(description="What the guard's safety scan found in it.")
     review: ReviewOut | None = Field(description="Why the guard held it, if it did.")
     screened: bool = Field(description="Whether the guard read it as it was written.")
+    pinned: bool = Field(default=False, description="Pinned: it neither decays nor archives.")
+    used_at: datetime | None = Field(
+        default=None, description="When it was last restated or marked useful."
+    )
+    expires_at: datetime | None = Field(
+        default=None, description="When it is forgotten (with a receipt), if ever."
+    )
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:

@@ -89,6 +89,15 @@ GUARD = """
 # A receipt names the older values a forget made current again (SQLite 6, PostgreSQL 4).
 RESTORED = "ALTER TABLE receipts ADD COLUMN restored_ids TEXT NOT NULL DEFAULT '[]'"
 
+# The lifecycle (SQLite 7, PostgreSQL 5): whether a memory is pinned (1: it neither
+# decays nor archives), when it was last restated or marked useful, and when it expires.
+LIFECYCLE = """
+    ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE memories ADD COLUMN used_at {real};
+    ALTER TABLE memories ADD COLUMN expires_at {real};
+    CREATE INDEX memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -213,6 +222,7 @@ SQLITE: list[Migration] = [
     (4, REQUESTS.format(real="REAL")),
     (5, GUARD.format(real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT")),
     (6, RESTORED),
+    (7, LIFECYCLE.format(real="REAL")),
 ]
 
 
@@ -314,6 +324,7 @@ POSTGRES: list[Migration] = [
         ),
     ),
     (4, RESTORED),
+    (5, LIFECYCLE.format(real="DOUBLE PRECISION")),
 ]
 
 

@@ -43,7 +43,7 @@ _COLUMNS = (
     "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "
     "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
     "last_accessed_at, access_count, status, embedding_model, attribute, metadata, "
-    "principal, input_hash, trust, flags, review, screened"
+    "principal, input_hash, trust, flags, review, screened, pinned, used_at, expires_at"
 )
 _N_COLUMNS = _COLUMNS.count(",") + 1
 _M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in _COLUMNS.split(","))
@@ -377,6 +377,9 @@ class SQLStore(Store):
             json.dumps(m.flags),
             None if m.review is None else json.dumps(asdict(m.review), ensure_ascii=False),
             int(m.screened),
+            int(m.pinned),
+            _ts(m.used_at),
+            _ts(m.expires_at),
         )
 
     def _put_vector(
@@ -901,4 +904,7 @@ def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
         flags=_json(r[24]),
         review=None if r[25] is None else Review(**json.loads(r[25])),
         screened=bool(r[26]),
+        pinned=bool(r[27]),
+        used_at=_dt(r[28]),
+        expires_at=_dt(r[29]),
     )
