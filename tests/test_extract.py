@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -347,14 +346,6 @@ def test_extracted_rejects_invalid_values(fields: dict[str, Any]) -> None:
 def test_a_plugins_plain_string_tags_become_tags() -> None:
     found = Extracted(Kind.FACT, "x", 0.5, 0, tags=("correction",))  # type: ignore[arg-type]
     assert found.tags == (Tag.CORRECTION,) and isinstance(found.tags[0], Tag)
-
-
-def test_speed() -> None:
-    text = "I live in Paris. I love coffee but I hate tea. Yesterday I went to the museum. Why?"
-    turns = [Turn("user", text)] * 1000
-    start = time.perf_counter()
-    EXTRACTOR.extract(turns, subject="User")
-    assert time.perf_counter() - start < 1.0  # thousands of turns per second
 
 
 # --- properties -----------------------------------------------------------------

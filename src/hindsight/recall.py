@@ -19,10 +19,12 @@ benchmarks lost 0.004 and 0.009 fraction-recall@10 to a 5% boost per log unit).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from hindsight.guard.conflict import contradiction
 from hindsight.models import (
     ChannelHit,
     Explanation,
@@ -38,6 +40,10 @@ from hindsight.timewords import Period
 # channels: as channels they promoted recent but irrelevant memories (LoCoMo and
 # BEAM fraction-recall@10 fell by 0.01-0.02), so they only rerank (boosts below).
 CHANNEL_WEIGHTS: Mapping[str, float] = {"dense": 1.0, "bm25": 1.0}
+# A channel's best raw score below which it counts for less in fusion, in proportion: a
+# BM25 score under 1 is less than one fairly rare word matched once (one word found in
+# 1 of 4 memories scores ~0.85; on LoCoMo and BEAM the best match scores 5-20).
+INFORMATIVE: Mapping[str, float] = {"bm25": 1.0}
 
 
 # What the agent said is second-hand: memory is about the user and the world, and an
@@ -56,6 +62,23 @@ REPLY_WEIGHT = 0.85
 # about then: memories observed in that span count double (LoCoMo fraction-recall@10
 # +0.003, its temporal questions +0.009; x1.5 and x3: +0.002; BEAM's questions name none).
 TIME_WEIGHT = 2.0
+# A turn whose stated values have since been superseded ("I live in Paris", after "I
+# moved to Berlin") loses up to half its score, in proportion to the share of its values
+# that are outdated: it still says what else it said ("... and I love jazz").
+OUTDATED_WEIGHT = 0.5
+# Among the first this many results, a newer statement of a change outranks an older
+# statement of the same thing (see current_first); the ten stay the ten.
+UPDATE_WINDOW = 10
+# Words that say something changed: "recently improved to 78%", "rescheduled to 4:30",
+# "the new deadline", "I now love coffee".
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|new|newly|recent|recently|lately|update[ds]?|updating|change[ds]?|"
+    r"changing|switched|moved|moving|rescheduled|postponed|delayed|pushed back|increased|"
+    r"decreased|improved|dropped|grew|grown|extended|adjusted|revised|reached|raised|"
+    r"lowered|upgraded|no longer|any ?more|instead|actually)\b",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(r"\b(\d[\d,.]*)\s*(%|[a-z]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +133,12 @@ def fuse_minmax(
             continue
         weight = weights.get(name, 1.0)
         low = min(hit.score for hit in hits.values())
-        span = max(hit.score for hit in hits.values()) - low
+        top = max(hit.score for hit in hits.values())
+        span = top - low
+        if name in INFORMATIVE:
+            # On a store of a few memories a word found in half of them has an IDF of
+            # about 0, and scaling would still give its best match a full 1.0.
+            weight *= min(1.0, top / INFORMATIVE[name])
         for mid, hit in hits.items():
             scaled = (hit.score - low) / span if span > 0 else 1.0
             fused[mid] = fused.get(mid, 0.0) + weight * scaled
@@ -118,10 +146,15 @@ def fuse_minmax(
 
 
 def boosts(
-    memory: Memory, *, now: datetime, rerank: Rerank, period: Period | None = None
+    memory: Memory,
+    *,
+    now: datetime,
+    rerank: Rerank,
+    period: Period | None = None,
+    outdated: float = 0.0,
 ) -> dict[str, float]:
-    """Multiplicative factors for confidence, source, recency and, given a ``period``
-    the query names, time."""
+    """Multiplicative factors for confidence, source, recency, given a ``period`` the
+    query names, time, and given the share of a turn's values since superseded, that."""
     age_days = max(0.0, (now - memory.observed_at).total_seconds() / 86_400)
     factors = {
         "confidence": rerank.confidence_floor + (1 - rerank.confidence_floor) * memory.confidence,
@@ -130,6 +163,8 @@ def boosts(
     }
     if period is not None:
         factors["time"] = rerank.time_weight if memory.observed_at in period else 1.0
+    if outdated > 0:
+        factors["outdated"] = 1 - OUTDATED_WEIGHT * outdated
     return factors
 
 
@@ -178,14 +213,21 @@ def score(
     now: datetime,
     rerank: Rerank,
     period: Period | None = None,
+    outdated: Mapping[str, float] | None = None,
 ) -> list[RecallResult]:
-    """Rerank fused scores and explain them; best first (ties broken by id)."""
+    """Rerank fused scores and explain them; best first (ties broken by id).
+
+    ``outdated`` maps a turn's id to the share of the values it stated that were since
+    superseded."""
+    outdated = outdated or {}
     results = []
     for mid, base in fused.items():
         memory = memories.get(mid)
         if memory is None:
             continue
-        factors = boosts(memory, now=now, rerank=rerank, period=period)
+        factors = boosts(
+            memory, now=now, rerank=rerank, period=period, outdated=outdated.get(mid, 0.0)
+        )
         owner_weight = owner_weights.get(memory.owner, 1.0)
         final = base * owner_weight * math.prod(factors.values())
         explanation = Explanation(
@@ -198,6 +240,78 @@ def score(
         results.append(RecallResult(memory=memory, score=final, explanation=explanation))
     results.sort(key=lambda r: (-r.score, r.memory.id))
     return results
+
+
+def current_first(
+    results: list[RecallResult],
+    query: Collection[str],
+    terms: Callable[[str], Collection[str]],
+    *,
+    window: int = UPDATE_WINDOW,
+) -> list[RecallResult]:
+    """Put a newer statement of a change above the older statement it updates.
+
+    Among the first ``window`` results, a statement (not the agent's) that says
+    something changed ("my coverage has recently improved to 78%"), gives another count
+    of the same thing ("I secured 5 interviews" after "3 interviews") or contradicts an
+    older result, and shares at least two of the query's terms (``query``; ``terms``
+    gives a text's) with that older result, moves just above it: the latest value of
+    what was asked is read first. Only the order changes, and the explanation says so
+    (the ``update`` boost).
+    """
+    if len(query) < 2:
+        return results
+    asked = set(query)
+    shared: dict[str, set[str]] = {}
+
+    def about(r: RecallResult) -> set[str]:
+        if r.memory.id not in shared:
+            shared[r.memory.id] = asked.intersection(terms(r.memory.content))
+        return shared[r.memory.id]
+
+    top = results[:window]
+    moved = False
+    for i, new in enumerate(top):
+        if new.memory.provenance.source is Source.AGENT or len(about(new)) < 2:
+            continue
+        changed = bool(_CHANGE.search(new.memory.content))
+        for old in top[:i]:
+            if (
+                old.score >= new.score > 0
+                and _older(old.memory, new.memory)
+                and len(about(old) & about(new)) >= 2
+                and (changed or _updates(new.memory.content, old.memory.content))
+            ):
+                # just above the older one, in the order the lifted had among themselves
+                lifted = old.score * (1 + 1e-3 * new.score / old.score)
+                new.explanation.boosts["update"] = lifted / new.score
+                new.score = new.explanation.final = lifted
+                moved = True
+                break
+    if moved:
+        results = sorted(results, key=lambda r: (-r.score, r.memory.id))
+    return results
+
+
+def _older(a: Memory, b: Memory) -> bool:
+    return (a.observed_at, a.id) < (b.observed_at, b.id)
+
+
+def _updates(new: str, old: str) -> bool:
+    """Whether ``new`` gives another value than ``old``: another count of one thing, or
+    a contradiction (another number on a label, another date, a denial)."""
+    counts_new, counts_old = _counts(new), _counts(old)
+    if any(n.isdisjoint(counts_old[w]) for w, n in counts_new.items() if w in counts_old):
+        return True
+    return contradiction(new, old) is not None
+
+
+def _counts(text: str) -> dict[str, set[str]]:
+    """Numbers by what they count: "3 interviews" -> {"interview": {"3"}}."""
+    out: dict[str, set[str]] = {}
+    for number, unit in _COUNT.findall(text):
+        out.setdefault(unit.lower().removesuffix("s"), set()).add(number.rstrip(".,"))
+    return out
 
 
 def pack(

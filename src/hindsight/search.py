@@ -22,6 +22,7 @@ from hindsight.guard import Policy, screen
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
 from hindsight.recall import (
     Rerank,
+    current_first,
     fuse_channels,
     is_question,
     lift_replies,
@@ -30,6 +31,7 @@ from hindsight.recall import (
     score,
 )
 from hindsight.store import Filter, Store
+from hindsight.store.keyword import query_terms, text_terms
 from hindsight.timewords import asked_period
 
 # Recall reads whole only this many of the best fused candidates (at least 5 k).
@@ -86,12 +88,26 @@ class Search:
             now=now,
             rerank=self.rerank,
             period=period,
+            outdated=self._outdated(best),
         )
         if self.guard is not None:
             scored = screen(scored, self.guard, window=max(2 * k, 20))
+        scored = current_first(scored, query_terms(query), text_terms)
         results = pack(scored, k=k, token_budget=token_budget)
         self._note_access([r.memory.id for r in results])
         return results
+
+    def _outdated(self, best: list[Memory]) -> dict[str, float]:
+        """Of each turn among ``best``, the share of the values it stated (memories of an
+        attribute derived from it) that were since superseded."""
+        turns = {m.id for m in best if m.kind is Kind.EPISODE}
+        stated: dict[str, list[bool]] = {}
+        for child in self.store.children(list(turns)) if turns else ():
+            if child.attribute is None:
+                continue
+            for parent in turns.intersection(child.provenance.derived_from):
+                stated.setdefault(parent, []).append(child.superseded_by is not None)
+        return {turn: sum(gone) / len(gone) for turn, gone in stated.items() if any(gone)}
 
     def _lift_replies(
         self, fused: dict[str, float], found: dict[str, Memory], best: list[Memory], flt: Filter

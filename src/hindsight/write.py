@@ -276,14 +276,23 @@ def _salient(text: str) -> set[str]:
 
 
 def _holders(store: Known, out: Plan, m: Memory) -> list[Memory]:
-    """Current memories (stored or pending) of the same attribute with another value."""
+    """Current memories (stored or pending) of the same person's attribute with another
+    value or polarity ("I hate coffee" is retired by "I now love coffee")."""
     assert m.attribute is not None
     stored = [_staged(out, h) for h in store.find_attribute(m.owner, m.kind, m.attribute)]
     pending = [p for p, _ in out.inserts if p.owner == m.owner and p.attribute == m.attribute]
-    value = m.metadata.get("value")
+    said = _slot_value(m)
     return [
-        h for h in [*stored, *pending] if h.valid_to is None and h.metadata.get("value") != value
+        h
+        for h in [*stored, *pending]
+        if h.valid_to is None
+        and h.provenance.speaker == m.provenance.speaker  # people in one chat share slots
+        and _slot_value(h) != said
     ]
+
+
+def _slot_value(m: Memory) -> tuple[object, object]:
+    return m.metadata.get("value"), m.metadata.get("polarity", 1)
 
 
 def _staged(out: Plan, memory: Memory) -> Memory:

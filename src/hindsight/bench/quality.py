@@ -91,10 +91,14 @@ def score_question(ranked: Sequence[str], evidence: frozenset[str] | set[str]) -
 
 
 def update_ranked_first(ranked: Sequence[str], ordered: Mapping[str, Sequence[str]]) -> bool:
-    """Whether the best updated turn ranks above the best original one (or no original shows)."""
+    """Whether the best updated turn ranks above the best original one (or no original shows).
+
+    A turn labelled both (BEAM labels a few so) holds the update: it counts as updated,
+    since no ranking could put a turn above itself."""
     position = {turn: i for i, turn in reversed(list(enumerate(ranked)))}
-    updated = [position[t] for t in ordered.get("updated", ()) if t in position]
-    original = [position[t] for t in ordered.get("original", ()) if t in position]
+    new = set(ordered.get("updated", ()))
+    updated = [position[t] for t in new if t in position]
+    original = [position[t] for t in ordered.get("original", ()) if t in position and t not in new]
     return bool(updated) and (not original or min(updated) < min(original))
 
 

@@ -97,6 +97,7 @@ _CORRECTION = _re(
     r"(?:that is|you are|this is) (?:wrong|not right|incorrect|not true|not correct|"
     r"not what i said|mistaken)\b[\s,.!:;-]*|you got (?:it|that) wrong\b[\s,.!:;-]*)"
 )
+_CHANGED = _re(r"\b(?:now|nowadays|these days|any ?more|no longer)\b")
 _ACKNOWLEDGE = _re(
     r"^(?:i think |i guess )?(?:thanks|thank you|that is fine|it is fine|fine|ok|okay|all good|"
     r"never mind|nevermind|not now|not yet|that is (?:all|it)|I am (?:good|fine|ok|all set))\b"
@@ -252,7 +253,7 @@ class _Spec:
 
 _ADV = (
     r"(?:(?:really|absolutely|just|truly|totally|also|do|genuinely|simply|kind of|kinda|still|"
-    r"always|definitely|much|generally|usually|strongly|honestly|actually) )*"
+    r"always|definitely|much|generally|usually|strongly|honestly|actually|now|nowadays) )*"
 )
 _FAV = r"my (?:all[- ]time |absolute )?favou?rite (?P<cat>(?!thing about|part)[\w -]{1,30}?)"
 _FAV_HINTS = ("{name}'s favourite {cat}", "favourite {cat}")
@@ -318,7 +319,12 @@ def _dislike(text: str, name: str) -> list[Extracted]:
     said = "hates" if verb in _HATES else "can't stand" if verb == "cannot stand" else "dislikes"
     hints = (f"what does {name} dislike", f"{name} dislikes")
     return _hit(
-        Kind.PREFERENCE, f"{name} {said} {_third(val)}", value=val, hints=hints, polarity=-1
+        Kind.PREFERENCE,
+        f"{name} {said} {_third(val)}",
+        attribute=_taste(val),
+        value=val,
+        hints=hints,
+        polarity=-1,
     )
 
 
@@ -373,7 +379,19 @@ def _like(text: str, name: str) -> list[Extracted]:
     verb = m["verb"].lower()
     said = "is " + verb[3:] if verb.startswith("am ") else _third_verb(verb)
     hints = (f"what does {name} like", f"{name} likes")
-    return _hit(Kind.PREFERENCE, f"{name} {said} {_third(val)}", value=val, hints=hints)
+    return _hit(
+        Kind.PREFERENCE,
+        f"{name} {said} {_third(val)}",
+        attribute=_taste(val),
+        value=val,
+        hints=hints,
+    )
+
+
+def _taste(value: str) -> str:
+    """The slot a like or dislike fills: "I hate coffee" then "I now love coffee" change
+    one taste (the later supersedes the earlier), where "I love tea" is another."""
+    return f"taste:{value.lower()}"
 
 
 # --- facts ------------------------------------------------------------------------------
@@ -750,7 +768,9 @@ def _sentences(text: str, *, to_assistant: bool) -> Iterator[tuple[str, bool]]:
             correcting = False
             continue
         if m := _CORRECTION.match(sentence):
-            correcting, sentence = to_assistant, sentence[m.end() :].strip()
+            sentence = sentence[m.end() :].strip()
+            # "Actually I now love coffee": the user changed, the assistant erred in nothing
+            correcting = to_assistant and not _CHANGED.search(sentence)
             if not sentence:
                 continue  # "No." alone: the next sentence says what is right
         said_not = _SAID_NOT.match(sentence) or _MEANT.match(sentence)

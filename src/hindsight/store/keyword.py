@@ -54,7 +54,7 @@ import Stemmer
 from hindsight.store import files
 from hindsight.store.owners import Owners
 
-__all__ = ["KeywordIndex", "KeywordSource", "TextChange", "query_terms"]
+__all__ = ["KeywordIndex", "KeywordSource", "TextChange", "query_terms", "text_terms"]
 
 TextChange = tuple[int, int, str | None, str | None]
 """One log entry: (seq, key, text, context); text is None when the row is gone."""
@@ -155,6 +155,11 @@ def query_terms(query: str) -> list[str]:
     words = _ANALYZER.words(query)
     kept = [w for w in words if w not in _STOPWORDS] or words
     return list(dict.fromkeys(_ANALYZER.terms(kept)))[:MAX_QUERY_TERMS]
+
+
+def text_terms(text: str) -> set[str]:
+    """Every term of a text but its stop words, as the index stems them."""
+    return set(_ANALYZER.terms(w for w in _ANALYZER.words(text) if w not in _STOPWORDS))
 
 
 class KeywordSource(Protocol):
