@@ -143,6 +143,9 @@ def test_only_the_older_and_only_within_the_window_and_never_the_agents() -> Non
     assert _order([_result("b", old, 2.0, 5), _result("a", new, 1.0, 0)]) == ["b", "a"]
     agent = _result("agent", old, 1.0, 5, Source.AGENT)
     assert _order([_result("a", new, 2.0, 0), agent]) == ["a", "agent"]
+    tool = _result("tool", old, 1.0, 5, Source.TOOL)
+    tool.memory.trust = 0.5  # a less trusted source does not overrule the user
+    assert _order([_result("a", new, 2.0, 0), tool]) == ["a", "tool"]
     filler = [_result(f"f{i}", f"unrelated note {i}", 1.9 - i / 100, 1) for i in range(10)]
     late = _result("late", old, 1.0, 5)
     assert _order([_result("a", new, 2.0, 0), *filler, late])[-1] == "late"  # beyond the ten

@@ -251,7 +251,8 @@ def current_first(
 ) -> list[RecallResult]:
     """Put a newer statement of a change above the older statement it updates.
 
-    Among the first ``window`` results, a statement (not the agent's) that says
+    Among the first ``window`` results, a statement (not the agent's, and from a source
+    trusted no less than the older one's: a tool cannot overrule the user) that says
     something changed ("my coverage has recently improved to 78%"), gives another count
     of the same thing ("I secured 5 interviews" after "3 interviews") or contradicts an
     older result, and shares at least two of the query's terms (``query``; ``terms``
@@ -278,6 +279,7 @@ def current_first(
         for old in top[:i]:
             if (
                 old.score >= new.score > 0
+                and new.memory.trust >= old.memory.trust  # no less trusted a source
                 and _older(old.memory, new.memory)
                 and len(about(old) & about(new)) >= 2
                 and (changed or _updates(new.memory.content, old.memory.content))
