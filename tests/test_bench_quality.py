@@ -100,6 +100,8 @@ def test_update_order_and_aggregation() -> None:
     assert not update_ranked_first(["o", "u"], ordered)
     assert update_ranked_first(["u"], ordered)  # the original does not show at all
     assert not update_ranked_first(["o", "x"], ordered)  # the update does not show
+    both = {"updated": ["u"], "original": ["u", "o"]}  # a turn labelled both is an update
+    assert update_ranked_first(["u", "o"], both) and not update_ranked_first(["o", "u"], both)
     rows = [
         ("a", score_question(["e1"], frozenset({"e1"}))),
         ("b", score_question(["x"], frozenset({"e2"}))),
@@ -222,6 +224,12 @@ def test_locomo_parsers() -> None:
         ["D8:6", "D9:17", "D9:1", "D4:4", "D4:6"],
         1,
     )
+    # runs of turns, as other files in LoCoMo's layout give them
+    assert split_evidence(["D12:3-D12:5", "D2:7-8; D1:1", "D3:1 - D3:2"]) == (
+        ["D12:3", "D12:4", "D12:5", "D2:7", "D2:8", "D1:1", "D3:1", "D3:2"],
+        0,
+    )
+    assert split_evidence(["D1:3-D2:5", "D1:9-D1:2"]) == ([], 2)  # across sessions, backwards
     when = parse_locomo_time("10:04 am on 19 December, 2023")
     assert when is not None and (when.hour, when.day, when.month) == (10, 19, 12)
     assert parse_locomo_time("yesterday") is None
@@ -357,12 +365,18 @@ def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
     assert "turn merged into an identical turn by the write path" not in report["skipped"]
     # a unique, well-worded answer is found by every system
     assert report["bm25"]["single-hop"]["recall_all@10"] == 1.0
+    # per conversation too: the one conversation's figures are the overall ones
+    for system in quality.SYSTEMS:
+        (one,) = report["per_conversation"][system].values()
+        assert one["n"] == 4
+        assert one["frac_recall@10"] == report[system]["overall"]["frac_recall@10"]
 
     table = CliRunner().invoke(cli, args)  # again into the same --home: starts afresh
     assert table.exit_code == 0, table.output
     assert "merged" not in table.output
     assert "hindsight" in table.output and "overall (4)" in table.output
     assert "speed: ingest" in table.output
+    assert "f@10 by conversation, hindsight:" in table.output
 
 
 def test_bench_beam_end_to_end(tmp_path: Path) -> None:

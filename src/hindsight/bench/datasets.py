@@ -121,6 +121,9 @@ def _read_json(path: Path) -> Any:
 _SESSION_KEY: Final = re.compile(r"session_(\d+)")
 _DIA_ID: Final = re.compile(r"D:?(\d+):(\d+)")
 _EVIDENCE_SPLIT: Final = re.compile(r"[;,\s]+")
+# a run of turns: "D12:3-D12:5", "D12:3-5", "D12:3 - D12:5" (a range over sessions is malformed)
+_RANGE: Final = re.compile(r"D:?(\d+):(\d+)\s*[-\u2013]\s*(?:D:?(\d+):)?(\d+)")
+MAX_RANGE: Final = 200  # turns one range may name; a longer one is malformed
 
 
 def parse_locomo_time(value: object) -> datetime | None:
@@ -154,7 +157,8 @@ def split_evidence(items: object) -> tuple[list[str], int]:
     ids: list[str] = []
     malformed = 0
     for item in items:
-        for part in _EVIDENCE_SPLIT.split(str(item)):
+        text, malformed = _expand_ranges(str(item), ids, malformed)
+        for part in _EVIDENCE_SPLIT.split(text):
             if not part:
                 continue
             norm = normalise_dia_id(part)
@@ -163,6 +167,22 @@ def split_evidence(items: object) -> tuple[list[str], int]:
             else:
                 ids.append(norm)
     return ids, malformed
+
+
+def _expand_ranges(text: str, ids: list[str], malformed: int) -> tuple[str, int]:
+    """Add the turns of each range in ``text`` to ``ids``; returns the rest of the text
+    and the malformed count so far."""
+
+    def expand(m: re.Match[str]) -> str:
+        nonlocal malformed
+        session, first, last = int(m[1]), int(m[2]), int(m[4])
+        if (m[3] is not None and int(m[3]) != session) or not 0 <= last - first < MAX_RANGE:
+            malformed += 1
+        else:
+            ids.extend(f"D{session}:{turn}" for turn in range(first, last + 1))
+        return " "
+
+    return _RANGE.sub(expand, text), malformed
 
 
 def _locomo_turn(raw: object, session_time: datetime | None) -> BenchTurn | None:

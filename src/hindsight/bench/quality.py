@@ -32,6 +32,7 @@ from hindsight.errors import ValidationError
 from hindsight.models import Kind, Memory
 from hindsight.store import Filter, Store
 
+PER_CONVERSATION: Final = ("frac_recall@5", "frac_recall@10")  # reported per conversation
 K_FETCH: Final = 50  # results asked for; after mapping to turns, at least 10 distinct remain
 KS: Final = (5, 10)
 SYSTEMS: Final = ("hindsight", "bm25", "dense")
@@ -177,6 +178,9 @@ class QualityReport:
     repaired: dict[str, int]
     notes: dict[str, dict[str, int]] = field(default_factory=dict)  # system -> note -> count
     knowledge_update: dict[str, Any] | None = None
+    # system -> conversation id -> {"n", "frac_recall@5", "frac_recall@10"}: a lever that
+    # helps one conversation and hurts nine shows here, not in the mean
+    per_conversation: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -193,6 +197,7 @@ class QualityReport:
         out["notes"] = self.notes
         if self.knowledge_update is not None:
             out["knowledge_update_order"] = self.knowledge_update
+        out["per_conversation"] = self.per_conversation
         return out
 
 
@@ -217,6 +222,9 @@ class _Tally:
     )
     latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     updates: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    by_conversation: dict[str, list[tuple[str, dict[str, float]]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     notes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     repaired: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
@@ -334,7 +342,9 @@ def _ask(question: Question, searches: Mapping[str, Search], tally: _Tally) -> N
         ranked = dedupe(found)
         if len(ranked) < max(KS):
             tally.notes[system]["questions with fewer than 10 distinct turns retrieved"] += 1
-        tally.rows[system].append((question.group, score_question(ranked, question.evidence)))
+        scores = score_question(ranked, question.evidence)
+        tally.rows[system].append((question.group, scores))
+        tally.by_conversation[system].append((question.conversation_id, scores))
         if question.ordered is not None and question.ordered.get("updated"):
             tally.updates[system].append(update_ranked_first(ranked, question.ordered))
 
@@ -369,7 +379,23 @@ def _report(
         repaired=dict((data.repaired + tally.repaired).most_common()),
         notes={s: dict(c) for s, c in tally.notes.items()},
         knowledge_update=knowledge_update,
+        per_conversation={s: _by_conversation(tally.by_conversation[s]) for s in systems},
     )
+
+
+def _by_conversation(
+    rows: Iterable[tuple[str, Mapping[str, float]]],
+) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[Mapping[str, float]]] = defaultdict(list)
+    for conversation, scores in rows:
+        groups[conversation].append(scores)
+    return {
+        conversation: {
+            "n": len(found),
+            **{m: round(statistics.fmean(r[m] for r in found), 4) for m in PER_CONVERSATION},
+        }
+        for conversation, found in groups.items()
+    }
 
 
 # -- for people ------------------------------------------------------------------------------
@@ -416,6 +442,9 @@ def table(report: QualityReport) -> list[str]:
         lines.append(
             f"knowledge updates ranked above the original ({ku['n']} questions): {figures}"
         )
+    for system, found in report.per_conversation.items():
+        cells = ", ".join(f"{c} {v['frac_recall@10']:.3f}" for c, v in found.items())
+        lines.append(f"f@10 by conversation, {system}: {cells}")
     if report.skipped:
         lines.append("skipped: " + "; ".join(f"{r}: {n}" for r, n in report.skipped.items()))
     return [line.rstrip() for line in lines]
