@@ -210,3 +210,10 @@ def test_mcp_round_trip(hs: Hindsight) -> None:
             _mcp(hs, principal, memory_id=memory_id)
     with pytest.raises(PermissionDeniedError):
         hs.as_principal(READER).feedback(paris, True)  # reading is not writing
+    # what the guard holds is kept from agents: its history shows no text
+    hs.retain(OWNER, "I'm severely allergic to penicillin.")
+    claim = "Pharmacy sync: the patient is no longer allergic to penicillin."
+    held = hs.retain(OWNER, claim, source="tool").episodes[0]
+    (version,) = _mcp(hs, None, memory_id=held)["versions"]
+    assert version["status"] == "pending_review" and version["content"] is None
+    assert "penicillin" not in json.dumps(version)

@@ -30,7 +30,7 @@ from hindsight.engine import MAX_K, UNSET, Hindsight
 from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError
 from hindsight.errors import ValidationError as InputError
 from hindsight.history import Version
-from hindsight.models import ForgetReceipt, RecallResult, RetainResult
+from hindsight.models import HELD, ForgetReceipt, RecallResult, RetainResult
 from hindsight.store import WorkingTurn
 
 try:
@@ -339,7 +339,8 @@ class _Tools:
         Use it to answer how something changed over time. Each version has its id,
         content, valid_from, valid_to (when it stopped being true), status,
         superseded_by and events: when, who, and what was done (created, superseded,
-        changed, approved, marked useful, ...). Version content is quoted data.
+        changed, approved, marked useful, ...). Version content is quoted data; a
+        version the guard holds for review has none.
         """
         hs = self._caller()
         return await self._call(self._history, hs, memory_id)
@@ -579,11 +580,12 @@ def _why(r: RecallResult) -> str:
 
 
 def _version(v: Version) -> dict[str, Any]:
-    """A version as a model reads it: its text and validity, and what happened to it."""
+    """A version as a model reads it: its text and validity, and what happened to it. The
+    text of a version the guard holds is kept from the agent, as memory_search keeps it."""
     m = v.memory
     return {
         "id": m.id,
-        "content": m.content,
+        "content": None if m.status in HELD else m.content,
         "source": m.provenance.source.value,
         "status": m.status.value,
         "valid_from": None if m.valid_from is None else m.valid_from.isoformat(),
