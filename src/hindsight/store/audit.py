@@ -122,21 +122,21 @@ def about(db: Database, owner: str, ids: Sequence[str], *, limit: int) -> list[A
     or as a value a forget made current again (``detail["restored"]``), oldest first.
 
     The ids are matched as quoted JSON strings within the owner's entries (the index
-    ``audit_owner`` narrows the scan to them); a small part of the log, whatever its size.
+    ``audit_owner`` narrows the scan to them): the cost grows with the owner's log, not
+    the store's (see BENCHMARKS.md).
     """
     wanted = set(ids)
     found: dict[int, AuditEntry] = {}
     for start in range(0, len(ids), 50):
         chunk = ids[start : start + 50]
-        terms = " OR ".join(
-            ["memory_ids LIKE ? ESCAPE '!' OR detail LIKE ? ESCAPE '!'"] * len(chunk)
-        )
+        named = " OR ".join(["memory_ids LIKE ? ESCAPE '!'"] * len(chunk))
+        restored = " OR ".join(["detail LIKE ? ESCAPE '!'"] * len(chunk))
         params: list[Any] = [owner]
-        for mid in chunk:
-            params += [_like(json.dumps(mid)), _like(json.dumps(mid, ensure_ascii=False))]
+        params += [_like(json.dumps(mid)) for mid in chunk]
+        params += [_like(json.dumps(mid, ensure_ascii=False)) for mid in chunk]
         rows = db.read(
             f"SELECT {_COLUMNS} FROM audit WHERE owner = ? AND action <> 'recall' "
-            f"AND ({terms}) ORDER BY seq LIMIT ?",
+            f"AND ({named} OR (action = 'forget' AND ({restored}))) ORDER BY seq LIMIT ?",
             (*params, limit),
         )
         for row in rows:
