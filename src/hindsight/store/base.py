@@ -271,7 +271,8 @@ class Store(abc.ABC):
         """Remove memories, their vectors, index entries and links; keep the receipt and
         the audit entries, in the same transaction. What a removed memory had superseded
         becomes current again (or superseded by its successor, if it had one): the ids of
-        those made current are returned, and kept in the receipt."""
+        those made current are returned, kept in the receipt, and named in their owner's
+        audit entry (``detail["restored"]``), so their history tells why they are current."""
 
     @abc.abstractmethod
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:
