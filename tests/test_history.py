@@ -183,7 +183,7 @@ def test_cli_round_trip(tmp_path: Path, embedder: Embeddings) -> None:
     assert json.loads(run("history", berlin, "--json")) == expected
     table = run("history", berlin)
     lines = table.splitlines()
-    assert lines[0].startswith(f" 1. {paris}") and "Paris" in lines[1]
+    assert lines[0].startswith(f" 1. {paris}  active, superseded  valid ") and "Paris" in lines[1]
     assert any(line.startswith(f" 3. {rome}") and ".. now" in line for line in lines)
     assert "superseded  (superseded by " in table and "<- asked" in table
     assert "NotFoundError" not in run("history", "m_nope", code=3)

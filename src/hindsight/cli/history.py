@@ -55,7 +55,8 @@ def _print_version(n: int, v: Version, asked: str) -> None:
     mark = "  <- asked" if m.id == asked else ""
     valid_from = m.valid_from.isoformat(timespec="seconds") if m.valid_from else "-"
     valid_to = m.valid_to.isoformat(timespec="seconds") if m.valid_to else "now"
-    click.echo(f"{n:>2}. {m.id}  {m.status.value}  valid {valid_from} .. {valid_to}{mark}")
+    state = m.status.value if m.superseded_by is None else f"{m.status.value}, superseded"
+    click.echo(f"{n:>2}. {m.id}  {state}  valid {valid_from} .. {valid_to}{mark}")
     click.echo(f"    [{m.kind.value}] {short(m.content, 100)}")
     for e in v.events:
         click.echo(_event_line(e))
