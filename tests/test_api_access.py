@@ -122,6 +122,20 @@ def _by_id(method: str) -> Callable[[World, httpx.Client], None]:
     return case
 
 
+def _by_id_at(method: str, action: str, **body: Any) -> Callable[[World, httpx.Client], None]:
+    """As :func:`_by_id`, for a memory's sub-resource (``/v1/memories/{id}/action``)."""
+
+    def case(w: World, http: httpx.Client) -> None:
+        answers = []
+        for memory_id in (w.bob_id, UNKNOWN_ID):
+            response = http.request(method, f"/v1/memories/{memory_id}/{action}", json=body or None)
+            denied(response, 404)
+            answers.append(str(response.json()).replace(memory_id, "ID"))
+        assert answers[0] == answers[1]
+
+    return case
+
+
 def _forget(w: World, http: httpx.Client) -> None:
     _by_id("DELETE")(w, http)
     denied(http.delete(f"/v1/memories/{w.bob_id}", params={"owner": ALICE}), 404)
@@ -152,6 +166,8 @@ def _mcp(w: World, http: httpx.Client) -> None:
         ("memory_write", {"owner": BOB, "content": "planted"}),
         ("memory_update", {"memory_id": w.bob_id, "content": "changed"}),
         ("memory_delete", {"memory_id": w.bob_id}),
+        ("memory_feedback", {"memory_id": w.bob_id, "useful": True}),
+        ("memory_history", {"memory_id": w.bob_id}),
         ("memory_summarize", {"owner": BOB, "session_id": "s1"}),
         ("memory_reflect", {"owner": BOB}),
         ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
@@ -222,6 +238,8 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "update": _by_id("PATCH"),
     "forget": _forget,
     "forget_owner": _post("/v1/forget", owner=BOB),
+    "feedback": _by_id_at("POST", "feedback", useful=True),
+    "history": _by_id_at("GET", "history"),
     "export": _get("/v1/export", owner=BOB),
     "import_records": _import,
     "stats": _stats,

@@ -54,6 +54,8 @@ def test_public_surface_is_pinned() -> None:
             "ForgetReceipt",
             "Hindsight",
             "HindsightError",
+            "History",
+            "HistoryEvent",
             "Kind",
             "Memory",
             "MissingExtraError",

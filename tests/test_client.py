@@ -353,3 +353,27 @@ def test_a_write_whose_answer_was_lost_is_sent_again_and_stored_once(
     lost = _DropsFirstAnswer()
     with Client(url, retries=0, transport=lost) as c, pytest.raises(StoreError, match="reach"):  # type: ignore[arg-type]
         c.retain(OWNER, "I live in Faro.")
+
+
+def test_feedback_and_history_round_trip(client: Client, url: str, engine: Hindsight) -> None:
+    ids = [client.retain(OWNER, t).created[0] for t in ("I live in Oslo.", "I moved to Bergen.")]
+    marked = client.feedback(ids[1], True)
+    assert marked == engine.get(ids[1]) and marked.used_at is not None
+    assert client.feedback(ids[1], False).confidence < marked.confidence
+    chain = client.history(ids[0])
+    assert chain == engine.history(ids[0])
+    assert [v.memory.id for v in chain.versions] == ids
+    assert [e.what for e in chain.versions[1].events][-2:] == ["marked useful", "marked not useful"]
+    with pytest.raises(NotFoundError, match="no memory with id"):
+        client.history("m_0000nothing")
+    with pytest.raises(NotFoundError, match="no memory with id"):
+        client.feedback("m_0000nothing", True)
+    with pytest.raises(ValidationError, match="useful must be true or false"):
+        client.feedback(ids[1], "yes")  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        async with AsyncClient(url) as c:
+            assert await c.history(ids[1]) == engine.history(ids[1])
+            assert (await c.feedback(ids[1], True)) == engine.get(ids[1])
+
+    anyio.run(scenario)

@@ -36,6 +36,8 @@ TOOLS = {
     "memory_search": ["owner", "query"],
     "memory_update": ["memory_id"],
     "memory_delete": ["memory_id"],
+    "memory_feedback": ["memory_id", "useful"],
+    "memory_history": ["memory_id"],
     "memory_summarize": ["owner", "session_id"],
     "memory_reflect": ["owner"],
     "session_append": ["owner", "session_id", "content"],

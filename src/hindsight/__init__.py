@@ -30,6 +30,7 @@ from hindsight.errors import (
     ValidationError,
     WriteRefusedError,
 )
+from hindsight.history import History, HistoryEvent
 from hindsight.models import (
     Explanation,
     ForgetReceipt,
@@ -63,6 +64,8 @@ __all__ = [
     "ForgetReceipt",
     "Hindsight",
     "HindsightError",
+    "History",
+    "HistoryEvent",
     "Kind",
     "Memory",
     "MissingExtraError",

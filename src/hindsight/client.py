@@ -39,6 +39,7 @@ from urllib.parse import quote
 
 from hindsight import errors, validate, views
 from hindsight.engine import UNSET, _Unset
+from hindsight.history import History
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -290,6 +291,21 @@ class _Ops:
         }
         body = {name: _value(v) for name, v in given.items() if not isinstance(v, _Unset)}
         return _Call("PATCH", _memory_path(memory_id), _memory, body=body)
+
+    @staticmethod
+    def feedback(memory_id: str, useful: bool) -> _Call[Memory]:
+        """Say whether a memory was of use: useful raises its confidence toward its trust
+        and marks it used; not useful lowers it. Returns the memory as changed."""
+        if not isinstance(useful, bool):
+            raise errors.ValidationError("useful must be true or false")
+        return _Call(
+            "POST", _memory_path(memory_id) + "/feedback", _memory, body={"useful": useful}
+        )
+
+    @staticmethod
+    def history(memory_id: str) -> _Call[History]:
+        """The versions of a memory, oldest first, each with who changed what and when."""
+        return _Call("GET", _memory_path(memory_id) + "/history", views.history_from)
 
     @staticmethod
     def forget(
@@ -620,6 +636,8 @@ class Client(_Transport):
     stats = _sync(_Ops.stats)
     update = _sync(_Ops.update)
     forget = _sync(_Ops.forget)
+    feedback = _sync(_Ops.feedback)
+    history = _sync(_Ops.history)
     import_records = _sync(_Ops.import_records)
     observe = _sync(_Ops.observe)
     sessions = _sync(_Ops.sessions)
@@ -706,6 +724,8 @@ class AsyncClient(_Transport):
     stats = _async(_Ops.stats)
     update = _async(_Ops.update)
     forget = _async(_Ops.forget)
+    feedback = _async(_Ops.feedback)
+    history = _async(_Ops.history)
     import_records = _async(_Ops.import_records)
     observe = _async(_Ops.observe)
     sessions = _async(_Ops.sessions)

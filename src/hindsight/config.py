@@ -104,6 +104,10 @@ class Settings(BaseSettings):
     # stores nothing twice
     request_ttl_seconds: int = Field(default=86_400, gt=0)
 
+    # feedback (hindsight.feedback): each mark moves confidence this fraction of the way
+    # toward its cap (useful) or toward 0 (not useful)
+    feedback_step: float = Field(default=0.2, gt=0.0, le=1.0)
+
     # read path
     # keyword index: neighbouring turns indexed with a turn (see store.TextIndexing)
     context_turns: int = Field(default=2, ge=0, le=10)

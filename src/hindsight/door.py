@@ -52,6 +52,7 @@ class Operation(enum.StrEnum):
     SUMMARIZE = "summarize"
     REFLECT = "reflect"
     REVIEW = "review"  # a reviewer's decision on a memory the guard held
+    FEEDBACK = "feedback"  # a caller said a memory was useful, or not
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,12 +157,14 @@ class Door:
         *,
         owners: Collection[str] = (),
         once: Once | None = None,
+        detail: Callable[[], dict[str, Any]] | None = None,
     ) -> Plan:
         """Plan under the lock on ``context.owners`` (and ``owners``), check, write.
 
         With ``once``, the write is made at most once under its key: a key already
         recorded returns a plan that writes nothing, with :attr:`Plan.replayed` set to
-        the result recorded with it.
+        the result recorded with it. ``detail``, asked once the checkpoints are done,
+        says what the audit entries record of the write besides its ids (JSON).
         """
         with self.store.exclusive({*context.owners, *owners}):
             if once is not None and (done := self.recorded(context, once)) is not None:
@@ -194,7 +197,9 @@ class Door:
                     insert=[(m, v) for m, v in plan.inserts if v is not None],
                     update=list(plan.updates.values()),
                     request=request,
-                    audit=audit_entries(context, plan, once) if self.audit else (),
+                    audit=audit_entries(context, plan, once, detail() if detail else {})
+                    if self.audit
+                    else (),
                 )
         held = [m for m, _ in plan.memories() if m.status in HELD and m.review is not None]
         if held:
@@ -269,15 +274,21 @@ def _held(m: Memory) -> dict[str, Any]:
     }
 
 
-def audit_entries(context: WriteContext, plan: Plan, once: Once | None) -> list[AuditEntry]:
-    """One entry per owner a write touched: what it added and what it changed, and what
-    the guard held of it."""
+def audit_entries(
+    context: WriteContext, plan: Plan, once: Once | None, detail: dict[str, Any] | None = None
+) -> list[AuditEntry]:
+    """One entry per owner a write touched: what it added and what it changed, what the
+    guard held of it, and ``detail`` (what the operation says of itself)."""
     touched: dict[str, list[str]] = {}
     held: dict[str, list[str]] = {}
-    for memory, _ in plan.memories():
+    retired: dict[str, list[list[str]]] = {}  # [old, new]: what this write superseded
+    written = {m.id for m, _ in plan.memories()}
+    for memory, is_new in plan.memories():
         touched.setdefault(memory.owner, []).append(memory.id)
         if memory.status in HELD:
             held.setdefault(memory.owner, []).append(memory.id)
+        if not is_new and memory.superseded_by in written:
+            retired.setdefault(memory.owner, []).append([memory.id, memory.superseded_by])
     return [
         AuditEntry(
             at=context.at,
@@ -286,7 +297,11 @@ def audit_entries(context: WriteContext, plan: Plan, once: Once | None) -> list[
             action=context.operation.value,
             memory_ids=tuple(ids),
             request_id=None if once is None else once.key,
-            detail={"held": held[owner]} if owner in held else {},
+            detail={
+                **(detail or {}),
+                **({"held": held[owner]} if owner in held else {}),
+                **({"superseded": retired[owner]} if owner in retired else {}),
+            },
         )
         for owner, ids in sorted(touched.items())
     ]

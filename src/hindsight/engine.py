@@ -29,7 +29,9 @@ from hindsight.embed import registry as embedders
 from hindsight.errors import NotFoundError, PermissionDeniedError, StoreError, ValidationError
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
+from hindsight.feedback import marker
 from hindsight.guard.notify import Notifier
+from hindsight.history import History, versions
 from hindsight.ingest import Ingest, input_hash
 from hindsight.models import (
     ForgetReceipt,
@@ -395,6 +397,29 @@ class Hindsight:
                 setattr(memory, name, value)
 
         return self._ingest.update(context, memory_id, change)
+
+    def feedback(self, memory_id: str, useful: bool) -> Memory:
+        """Say whether a memory was of use: useful raises its confidence toward its trust
+        (and that of the caller's key) with diminishing steps and marks it used; not
+        useful lowers it (``settings.feedback_step`` of the way, see
+        :mod:`hindsight.feedback`). A memory the guard holds, or a reviewer rejected,
+        takes none (:class:`ConflictError`). Returns the memory as changed."""
+        if not isinstance(useful, bool):
+            raise ValidationError("useful must be true or false")
+        context = self._context(Operation.FEEDBACK, self.get(memory_id).owner)
+        change, detail = marker(
+            useful=useful,
+            step=self.settings.feedback_step,
+            caller_trust=self.principal.trust,
+            at=context.at,
+        )
+        return self._ingest.update(context, memory_id, change, detail=detail)
+
+    def history(self, memory_id: str) -> History:
+        """The versions of a memory, oldest first: what it superseded and what superseded
+        it (``superseded_by``), each with its validity, status and who changed what and
+        when (from the audit log and the row). Needs read access to its owner."""
+        return versions(self.store, self.get(memory_id))
 
     def forget(
         self,

@@ -288,8 +288,16 @@ class Ingest:
             return views.retained_from(written.replayed)
         return written.result
 
-    def update(self, context: WriteContext, memory_id: str, change: Changer) -> Memory:
-        """Change a stored memory in place, read and written under the owner's lock."""
+    def update(
+        self,
+        context: WriteContext,
+        memory_id: str,
+        change: Changer,
+        *,
+        detail: Callable[[], dict[str, Any]] | None = None,
+    ) -> Memory:
+        """Change a stored memory in place, read and written under the owner's lock;
+        ``detail`` is what the audit entry records of the change (see :meth:`Door.commit`)."""
         changed: list[Memory] = []
 
         def planner(known: StoreKnown) -> Plan:
@@ -306,7 +314,7 @@ class Ingest:
             changed.append(memory)
             return out
 
-        self.door.commit(context, planner)
+        self.door.commit(context, planner, detail=detail)
         return changed[0]
 
     def records(

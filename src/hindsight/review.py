@@ -81,7 +81,7 @@ def decide(door: Door, context: WriteContext, memory_id: str, *, approve: bool) 
             decided.append(m)
         return out
 
-    door.commit(context, planner)
+    door.commit(context, planner, detail=lambda: {"decision": decision})
     return decided
 
 

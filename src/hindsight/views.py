@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight import validate
+from hindsight.history import History, HistoryEvent, Version
 from hindsight.models import (
     ChannelHit,
     Explanation,
@@ -182,6 +183,52 @@ def audit_entry_from(data: Mapping[str, Any]) -> AuditEntry:
         detail=dict(data["detail"]),
         seq=data["seq"],
         hash=data["hash"],
+    )
+
+
+# -- history -----------------------------------------------------------------------------
+def history_event(e: HistoryEvent) -> JSON:
+    return {
+        "at": e.at.isoformat(),
+        "principal": e.principal,
+        "action": e.action,
+        "what": e.what,
+        "memory_id": e.memory_id,
+        "detail": dict(e.detail),
+    }
+
+
+def history(h: History) -> JSON:
+    """A memory's versions, oldest first, each with what happened to it."""
+    return {
+        "memory_id": h.memory_id,
+        "versions": [
+            {"memory": memory(v.memory), "events": [history_event(e) for e in v.events]}
+            for v in h.versions
+        ],
+    }
+
+
+def history_from(data: Mapping[str, Any]) -> History:
+    return History(
+        memory_id=data["memory_id"],
+        versions=[
+            Version(
+                memory_from(v["memory"]),
+                [
+                    HistoryEvent(
+                        at=_time(e["at"], "at"),
+                        principal=e["principal"],
+                        action=e["action"],
+                        what=e["what"],
+                        memory_id=e["memory_id"],
+                        detail=dict(e["detail"]),
+                    )
+                    for e in v["events"]
+                ],
+            )
+            for v in data["versions"]
+        ],
     )
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hindsight import validate, views
 from hindsight.engine import MAX_K
+from hindsight.history import History
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -308,6 +309,43 @@ class StatsOut(BaseModel):
     @classmethod
     def of(cls, s: StoreStats) -> StatsOut:
         return cls.model_validate(views.stats(s))
+
+
+# -- feedback and history --------------------------------------------------------------------
+class FeedbackIn(_In):
+    useful: bool = Field(
+        description="true: the memory was of use (confidence rises toward its trust, and "
+        "it counts as used); false: it was not (confidence falls)."
+    )
+
+
+class HistoryEventOut(BaseModel):
+    at: datetime
+    principal: str | None = Field(description="Who: an API key's name, or local.")
+    action: str = Field(description="The operation: retain, update, review, feedback, forget, ...")
+    what: str = Field(
+        description="What it did to this version: created, imported, restated, changed, "
+        "superseded, held for review, approved, rejected, marked useful, marked not useful, "
+        "current again."
+    )
+    memory_id: str
+    detail: dict[str, Any] = Field(
+        description="superseded_by, receipt, useful and confidence [before, after], as they apply."
+    )
+
+
+class VersionOut(BaseModel):
+    memory: MemoryOut
+    events: list[HistoryEventOut] = Field(description="What happened to it, oldest first.")
+
+
+class HistoryOut(BaseModel):
+    memory_id: str = Field(description="The memory asked about: one of the versions.")
+    versions: list[VersionOut] = Field(description="Oldest first.")
+
+    @classmethod
+    def of(cls, h: History) -> HistoryOut:
+        return cls.model_validate(views.history(h), strict=False)
 
 
 # -- the review queue and the audit log -------------------------------------------------------

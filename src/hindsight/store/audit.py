@@ -111,6 +111,42 @@ def read(
     return [_entry(r) for r in rows]
 
 
+def _like(text: str) -> str:
+    """A LIKE pattern that matches ``text`` exactly, anywhere (escape character ``!``)."""
+    escaped = text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return f"%{escaped}%"
+
+
+def about(db: Database, owner: str, ids: Sequence[str], *, limit: int) -> list[AuditEntry]:
+    """Entries of ``owner`` (recalls aside) naming one of ``ids`` among their memory ids
+    or as a value a forget made current again (``detail["restored"]``), oldest first.
+
+    The ids are matched as quoted JSON strings within the owner's entries (the index
+    ``audit_owner`` narrows the scan to them): the cost grows with the owner's log, not
+    the store's (see BENCHMARKS.md).
+    """
+    wanted = set(ids)
+    found: dict[int, AuditEntry] = {}
+    for start in range(0, len(ids), 50):
+        chunk = ids[start : start + 50]
+        named = " OR ".join(["memory_ids LIKE ? ESCAPE '!'"] * len(chunk))
+        restored = " OR ".join(["detail LIKE ? ESCAPE '!'"] * len(chunk))
+        params: list[Any] = [owner]
+        params += [_like(json.dumps(mid)) for mid in chunk]
+        params += [_like(json.dumps(mid, ensure_ascii=False)) for mid in chunk]
+        rows = db.read(
+            f"SELECT {_COLUMNS} FROM audit WHERE owner = ? AND action <> 'recall' "
+            f"AND ({named} OR (action = 'forget' AND ({restored}))) ORDER BY seq LIMIT ?",
+            (*params, limit),
+        )
+        for row in rows:
+            entry = _entry(row)
+            restored = entry.detail.get("restored", [])
+            if wanted & {*entry.memory_ids, *(restored if isinstance(restored, list) else [])}:
+                found[int(row[0])] = entry
+    return [found[seq] for seq in sorted(found)][:limit]
+
+
 def verify(db: Database) -> tuple[int, int | None]:
     """(entries checked, seq of the first whose chain is broken, or None)."""
     anchor = db.read("SELECT value FROM meta WHERE key = ?", (_ANCHOR,))

@@ -250,6 +250,10 @@ class Store(abc.ABC):
         """Add ``hits[id]`` to each memory's access count; set last_accessed_at."""
 
     @abc.abstractmethod
+    def predecessors(self, ids: Sequence[str]) -> list[Memory]:
+        """The memories these ids superseded (whose ``superseded_by`` names one of them)."""
+
+    @abc.abstractmethod
     def children(self, parent_ids: Sequence[str]) -> list[Memory]:
         """Memories directly derived from any of these ids."""
 
@@ -267,7 +271,8 @@ class Store(abc.ABC):
         """Remove memories, their vectors, index entries and links; keep the receipt and
         the audit entries, in the same transaction. What a removed memory had superseded
         becomes current again (or superseded by its successor, if it had one): the ids of
-        those made current are returned, and kept in the receipt."""
+        those made current are returned, kept in the receipt, and named in their owner's
+        audit entry (``detail["restored"]``), so their history tells why they are current."""
 
     @abc.abstractmethod
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:
@@ -286,6 +291,12 @@ class Store(abc.ABC):
         before_seq: int | None = None,
     ) -> list[AuditEntry]:
         """Audit entries matching every filter given, newest first."""
+
+    @abc.abstractmethod
+    def audit_about(self, owner: str, ids: Sequence[str], *, limit: int) -> list[AuditEntry]:
+        """Up to ``limit`` entries of ``owner`` that name one of these ids (among their
+        memory ids, or as a value a forget made current again), oldest first; recalls
+        are left out (a recall changes nothing)."""
 
     @abc.abstractmethod
     def verify_audit(self) -> tuple[int, int | None]:

@@ -17,7 +17,7 @@ import bisect
 import json
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -628,6 +628,17 @@ class SQLStore(Store):
                 [(hits[mid], at.timestamp(), mid) for mid in sorted(hits)],
             )
 
+    def predecessors(self, ids: Sequence[str]) -> list[Memory]:
+        found: list[Memory] = []
+        for chunk in _chunks(list(ids)):  # the partial index memories_superseded serves it
+            among, values = self.db.among(chunk)
+            rows = self.db.read(
+                f"SELECT {_COLUMNS} FROM memories WHERE superseded_by {among} ORDER BY rowid",
+                values,
+            )
+            found += self._memories(rows)
+        return found
+
     def children(self, parent_ids: Sequence[str]) -> list[Memory]:
         ids: list[str] = []
         for chunk in _chunks(list(parent_ids)):
@@ -676,6 +687,7 @@ class SQLStore(Store):
         owners: set[str] = set()
         doomed = set(ids)
         restored: list[str] = []
+        owner_of: dict[str, str] = {}
         with self.db.tx() as conn:
             gone: set[int] = set()
             for chunk in _chunks(list(ids)):
@@ -697,17 +709,18 @@ class SQLStore(Store):
                     successor = None if next_id in doomed else next_id
                     older = conn.execute(
                         "UPDATE memories SET superseded_by = ?, valid_to = ? "
-                        "WHERE superseded_by = ? RETURNING id, rowid",
+                        "WHERE superseded_by = ? RETURNING id, rowid, owner",
                         (successor, valid_to if successor else None, deleted),
                     ).fetchall()
                     if successor is None:
                         restored += [r[0] for r in older if r[0] not in doomed]
+                        owner_of.update((r[0], r[2]) for r in older)
                         gone |= {r[1] for r in older}  # reindexed: current again
                 conn.execute(f"DELETE FROM memories WHERE id {among}", values)
                 conn.execute(f"DELETE FROM derivations WHERE child {among}", values)
                 conn.execute(f"DELETE FROM derivations WHERE parent {among}", values)
             self._reindex(conn, gone)
-            audit_log.append(self.db, conn, audit)
+            audit_log.append(self.db, conn, _naming_restored(audit, restored, owner_of))
             conn.execute(
                 "INSERT INTO receipts (id, at, owner, criteria, deleted_ids, derived_ids, "
                 "restored_ids) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -760,6 +773,9 @@ class SQLStore(Store):
             limit=limit,
             before_seq=before_seq,
         )
+
+    def audit_about(self, owner: str, ids: Sequence[str], *, limit: int) -> list[AuditEntry]:
+        return audit_log.about(self.db, owner, ids, limit=limit)
 
     def verify_audit(self) -> tuple[int, int | None]:
         return audit_log.verify(self.db)
@@ -821,6 +837,18 @@ class SQLStore(Store):
             dimension=dimension,
             size_bytes=size,
         )
+
+
+def _naming_restored(
+    entries: Sequence[AuditEntry], restored: list[str], owner_of: dict[str, str]
+) -> list[AuditEntry]:
+    """A forget's entries, each naming the values of its owner the forget made current
+    again (``detail["restored"]``): how a value's history tells why it is current."""
+    out = []
+    for entry in entries:
+        mine = [mid for mid in restored if owner_of.get(mid) == entry.owner]
+        out.append(replace(entry, detail={**entry.detail, "restored": mine}) if mine else entry)
+    return out
 
 
 def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
