@@ -66,7 +66,7 @@ def reference_bm25(docs: list[tuple[str, str]], query: str, weight: float) -> di
         df = sum(1 for weighted, _ in analysed if term in weighted)
         if not df:
             continue
-        idf = max(math.log((live - df + 0.5) / (df + 0.5)), 1e-6)
+        idf = max(math.log((live + 1 - df + 0.5) / (df + 0.5)), 1e-6)  # one more without it
         for key, (weighted, length) in enumerate(analysed, start=1):
             f = weighted.get(term)
             if f:

@@ -44,6 +44,9 @@ CHANNEL_WEIGHTS: Mapping[str, float] = {"dense": 1.0, "bm25": 1.0}
 # BM25 score under 1 is less than one fairly rare word matched once (one word found in
 # 1 of 4 memories scores ~0.85; on LoCoMo and BEAM the best match scores 5-20).
 INFORMATIVE: Mapping[str, float] = {"bm25": 1.0}
+# Scores closer than this (relative) are one score: two copies of a text embed a float's
+# rounding apart, and min-max scaling made that 1 against 0.
+RESOLUTION = 1e-5
 
 
 # What the agent said is second-hand: memory is about the user and the world, and an
@@ -139,8 +142,9 @@ def fuse_minmax(
             # On a store of a few memories a word found in half of them has an IDF of
             # about 0, and scaling would still give its best match a full 1.0.
             weight *= min(1.0, top / INFORMATIVE[name])
+        spread = span > RESOLUTION * max(1.0, abs(top))  # else rounding, not a difference
         for mid, hit in hits.items():
-            scaled = (hit.score - low) / span if span > 0 else 1.0
+            scaled = (hit.score - low) / span if spread else 1.0
             fused[mid] = fused.get(mid, 0.0) + weight * scaled
     return fused
 
@@ -282,6 +286,7 @@ def current_first(
                 and new.memory.trust >= old.memory.trust  # no less trusted a source
                 and _older(old.memory, new.memory)
                 and len(about(old) & about(new)) >= 2
+                and not _named_only_by(old, new, about)
                 and (changed or _updates(new.memory.content, old.memory.content))
             ):
                 # just above the older one, in the order the lifted had among themselves
@@ -293,6 +298,14 @@ def current_first(
     if moved:
         results = sorted(results, key=lambda r: (-r.score, r.memory.id))
     return results
+
+
+def _named_only_by(
+    old: RecallResult, new: RecallResult, about: Callable[[RecallResult], set[str]]
+) -> bool:
+    """Whether the query names a number only the older result has: "parcel 7" asks
+    about parcel 7, and "parcel 17 arrived" updates nothing of it."""
+    return any(any(c.isdigit() for c in term) for term in about(old) - about(new))
 
 
 def _older(a: Memory, b: Memory) -> bool:

@@ -562,7 +562,9 @@ def _search(entry: _Postings, terms: Sequence[str], n: int) -> list[tuple[int, f
         df = len(docs)
         if not df:
             continue
-        idf = max(math.log((live - df + 0.5) / (df + 0.5)), 1e-6)
+        # counted as if one more document lacked the word: on a store of two, a word of
+        # one of them tells them apart (log(1.5/1.5) = 0 said not); on large ones, no change
+        idf = max(math.log((live + 1 - df + 0.5) / (df + 0.5)), 1e-6)
         norm = K1 * (1.0 - B + B * lengths[docs] / average)
         scores[docs] += idf * freqs * (K1 + 1.0) / (freqs + norm)
         del docs, freqs  # release the buffers: the arrays may grow later
