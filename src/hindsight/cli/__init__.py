@@ -5,7 +5,8 @@ as a table for people or as JSON (``--json``) for scripts. Errors are mapped to
 one line and an exit code in one place (:mod:`hindsight.cli.base`). The memory
 commands live in :mod:`~hindsight.cli.commands`, the benchmarks in
 :mod:`~hindsight.cli.bench`, background work in :mod:`~hindsight.cli.jobs`, the review
-queue and the audit log in :mod:`~hindsight.cli.review`.
+queue and the audit log in :mod:`~hindsight.cli.review`, LLM usage in
+:mod:`~hindsight.cli.usage`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
 from hindsight.cli import jobs as _jobs  # noqa: F401  # isort: skip
 from hindsight.cli import review as _review  # noqa: F401  # isort: skip
 from hindsight.cli import serve as _serve  # noqa: F401  # isort: skip
+from hindsight.cli import usage as _usage  # noqa: F401  # isort: skip
 
 __all__ = ["cli", "main"]
 
