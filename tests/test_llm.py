@@ -489,3 +489,16 @@ def test_the_usage_table_is_the_next_migration_of_each_database() -> None:
 
     assert SQLITE[7] == (8, LLM_USAGE.format(real="REAL"))
     assert POSTGRES[5] == (6, LLM_USAGE.format(real="DOUBLE PRECISION"))
+
+
+def test_a_4xx_that_json_mode_does_not_cure_is_raised_and_not_remembered(
+    openai: LLM, server: FakeLLM
+) -> None:
+    server.script(
+        error(400, "tool_choice is not allowed with this model"),
+        error(400, "tool_choice is not allowed with this model"),
+    )
+    with pytest.raises(LLMRequestError, match="tool_choice"):
+        openai.structured(ASK, SCHEMA)
+    assert len(server.seen) == 2
+    assert openai.json_schema is True

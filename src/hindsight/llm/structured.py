@@ -272,7 +272,6 @@ def _send(llm: LLM, request: CompletionRequest) -> tuple[Completion, Format]:
             raise
         if not _SCHEMA_REJECTED.search(str(exc)):
             raise
-        llm.json_schema = False  # remembered: later calls go straight to JSON mode
         system = Message("system", schema_prompt(request.schema or {}))
         fallback = CompletionRequest(
             (system, *request.messages),
@@ -284,6 +283,8 @@ def _send(llm: LLM, request: CompletionRequest) -> tuple[Completion, Format]:
             format="json_object",
         )
         answer = llm.complete(fallback)
+        # remembered once JSON mode worked: later calls go straight to it
+        llm.json_schema = False
         return (
             Completion(
                 answer.text,
