@@ -221,6 +221,11 @@ def _audit(w: World, http: httpx.Client) -> None:
         assert "may not read the audit log" in response.json()["error"]["message"]
 
 
+def _usage(w: World, http: httpx.Client) -> None:
+    denied(http.get("/v1/usage", params={"owner": BOB}))
+    denied(http.get("/v1/usage"))  # every owner's usage includes bob's
+
+
 def _post(path: str, **body: Any) -> Callable[[World, httpx.Client], None]:
     return lambda w, http: denied(http.post(path, json=body))
 
@@ -255,6 +260,7 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "reject": _decide("reject"),
     "audit": _audit,
     "verify_audit": _get("/v1/audit/verify"),
+    "usage": _usage,
     "mcp": _mcp,
 }
 # Routes open to every caller, with why; each is checked to reveal no owner's data.

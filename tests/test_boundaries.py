@@ -97,11 +97,20 @@ BASE_ONLY = textwrap.dedent(
                  ["session", "add", "--owner", "user:a", "--session", "s", "hello"],
                  ["summarize", "--owner", "user:a", "--session", "s"],
                  ["reflect", "--owner", "user:a"], ["jobs", "list"],
-                 ["jobs", "run", "purge-expired"], ["stats"], ["export", "--owner", "user:a"]):
+                 ["jobs", "run", "purge-expired"], ["stats"], ["export", "--owner", "user:a"],
+                 ["usage"]):
         try:
             cli([*home, *args], standalone_mode=False)
         except SystemExit as exit:
             assert not exit.code, (args, exit.code)
+    # an LLM provider over HTTP needs the llm extra, and says so
+    from hindsight import MissingExtraError, Settings
+    from hindsight.llm import registry
+    try:
+        registry.create("openai", Settings(home=sys.argv[1]))
+        raise AssertionError("made without httpx")
+    except MissingExtraError as exc:
+        assert "agent-hindsight[llm]" in str(exc), exc
     """
 )
 

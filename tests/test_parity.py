@@ -46,6 +46,7 @@ CLI: dict[str, tuple[str, ...]] = {
     "reject": ("review", "reject"),
     "audit": ("audit", "list"),
     "verify_audit": ("audit", "verify"),
+    "usage": ("usage",),
 }
 # library method -> REST operation ids (all of them must exist)
 REST: dict[str, set[str]] = {name: {name} for name in CLI if name != "purge_expired"} | {
@@ -119,6 +120,7 @@ ABSENT: dict[tuple[str, str], str] = {
     ("mcp", "reject"): _REVIEWER,
     ("mcp", "audit"): _AUDITOR,
     ("mcp", "verify_audit"): _AUDITOR + " (a check of the whole log's hash chain)",
+    ("mcp", "usage"): _AGENT_TOOLS + " (token counts and bills)",
 }
 
 

@@ -51,7 +51,7 @@ from hindsight.models import (
     Turn,
 )
 from hindsight.review import ReviewItem
-from hindsight.store import AuditEntry, StoreStats, WorkingTurn
+from hindsight.store import AuditEntry, StoreStats, UsageRow, WorkingTurn
 
 if TYPE_CHECKING:
     import httpx
@@ -401,6 +401,18 @@ class _Ops:
         return _Call("GET", "/v1/audit", read, params=params)
 
     @staticmethod
+    def usage(
+        owner: str | None = None, *, since: datetime | str | None = None
+    ) -> _Call[list[UsageRow]]:
+        """LLM use (calls, failures, retries, dropped answers, tokens, cost) by owner,
+        operation and model, at or after ``since``: of ``owner``, or of every owner."""
+
+        def read(data: Any) -> list[UsageRow]:
+            return [views.usage_row_from(r) for r in data["usage"]]
+
+        return _Call("GET", "/v1/usage", read, params={"owner": owner, "since": _iso(since)})
+
+    @staticmethod
     def verify_audit() -> _Call[dict[str, Any]]:
         """Check the audit log's hash chain: ``{"entries": n, "intact": bool,
         "broken_at": seq or None}`` (needs an audit key that reads every owner)."""
@@ -651,6 +663,7 @@ class Client(_Transport):
     reject = _sync(_Ops.reject)
     audit = _sync(_Ops.audit)
     verify_audit = _sync(_Ops.verify_audit)
+    usage = _sync(_Ops.usage)
 
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory of ``owner`` as a JSON-ready dict, oldest first, streamed."""
@@ -739,6 +752,7 @@ class AsyncClient(_Transport):
     reject = _async(_Ops.reject)
     audit = _async(_Ops.audit)
     verify_audit = _async(_Ops.verify_audit)
+    usage = _async(_Ops.usage)
 
     async def export(
         self, owner: str, *, include_history: bool = True

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hindsight.validate import time_zone
@@ -139,6 +139,30 @@ class Settings(BaseSettings):
     request_timeout_seconds: float = Field(default=30.0, gt=0)
     max_request_bytes: int = Field(default=4_000_000, gt=0)
 
+    # the LLM layer (hindsight.llm): "none" (the default) keeps every path offline;
+    # "openai" (chat completions: OpenAI, vLLM, Ollama's /v1, LM Studio, llama.cpp server)
+    # and "anthropic" (Messages API) are built in, a plugin may add more
+    llm_provider: str = "none"
+    llm_base_url: str | None = None  # e.g. http://127.0.0.1:11434/v1; the vendor's by default
+    llm_model: str | None = None
+    # else OPENAI_API_KEY / ANTHROPIC_API_KEY, read when the provider is made; never
+    # stored, logged or shown in a repr
+    llm_api_key: SecretStr | None = Field(default=None, repr=False)
+    # a model per operation (extract, summarize, reflect, query), over llm_model
+    llm_models: dict[str, str] = Field(default_factory=dict)
+    llm_timeout_seconds: float = Field(default=60.0, gt=0)
+    # retries of a call after a connection error, a timeout, 429 or 5xx (not other 4xx),
+    # with exponential backoff and jitter from this base, or as Retry-After says (capped)
+    llm_max_retries: int = Field(default=3, ge=0, le=10)
+    llm_retry_base_seconds: float = Field(default=0.5, ge=0)
+    llm_retry_max_wait_seconds: float = Field(default=30.0, ge=0)
+    llm_concurrency: int = Field(default=4, gt=0)  # calls in flight per provider
+    llm_max_tokens: int = Field(default=1_024, gt=0)
+    # USD per million tokens by model, for cost: {"m": {"prompt": 0.15, "completion": 0.6}}
+    llm_prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    # tokens (prompt + completion) each owner may use per UTC day; past it LLM work waits
+    llm_daily_token_budget: int | None = Field(default=None, gt=0)
+
     # tests relax durability where durability is not what they test
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")
 
@@ -161,6 +185,32 @@ class Settings(BaseSettings):
     def _redis_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must be a Redis URL: redis://host:6379/0")
+        return value
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _llm_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+    @field_validator("llm_models")
+    @classmethod
+    def _llm_models(cls, value: dict[str, str]) -> dict[str, str]:
+        known = {"extract", "summarize", "reflect", "query"}
+        if unknown := sorted(set(value) - known):
+            raise ValueError(f"unknown operations {unknown}: one of {', '.join(sorted(known))}")
+        return value
+
+    @field_validator("llm_prices")
+    @classmethod
+    def _llm_prices(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for model, price in value.items():
+            if set(price) != {"prompt", "completion"} or min(price.values()) < 0:
+                raise ValueError(
+                    f"price of {model!r} must be {{'prompt': x, 'completion': y}}, USD per "
+                    "million tokens, not negative"
+                )
         return value
 
     @field_validator("trust")

@@ -33,6 +33,7 @@ from hindsight.feedback import marker
 from hindsight.guard.notify import Notifier
 from hindsight.history import History, versions
 from hindsight.ingest import Ingest, input_hash
+from hindsight.llm.meter import Meter
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -53,6 +54,7 @@ from hindsight.store import (
     Filter,
     Store,
     StoreStats,
+    UsageRow,
     WorkingTurn,
     open_store,
     open_working,
@@ -132,6 +134,8 @@ class Hindsight:
         self._search = Search(settings, self.store, self.embedder)
         self._sessions = Sessions(settings, self.working, self._ingest)
         self._distil = Distil(self.store, self._ingest)
+        # the LLM (hindsight.llm): made on first use; every call accounted in the store
+        self.llm = Meter(settings, self.store)
         self._is_view = False
 
     # -- lifecycle and callers -------------------------------------------------------
@@ -152,6 +156,7 @@ class Hindsight:
             self.working.close()
             if self._notifier is not None:
                 self._notifier.close()
+            self.llm.close()
         finally:
             self.store.close()
 
@@ -579,6 +584,19 @@ class Hindsight:
         self.principal.check_read_all()
         checked, broken = self.store.verify_audit()
         return {"entries": checked, "intact": broken is None, "broken_at": broken}
+
+    def usage(
+        self, owner: str | None = None, *, since: datetime | str | None = None
+    ) -> list[UsageRow]:
+        """LLM use (calls, failures, retries, dropped answers, prompt and completion
+        tokens, cost) by owner, operation and model, at or after ``since``: of ``owner``,
+        or of every owner for a caller that reads them all."""
+        owners = None
+        if owner is None:
+            self.principal.check_read_all()
+        else:
+            owners = [self._readable(owner)]
+        return self.store.usage(owners=owners, since=validate.timestamp(since, field="since"))
 
     def _all_owners(self) -> list[str]:
         self.principal.check_read_all()

@@ -16,6 +16,16 @@ each boundary (CLI, REST, MCP) maps these classes once::
     │   └── StoreTimeoutError  the store did not answer in time
     ├── EmbeddingError         the embedding provider failed
     ├── ExtractionError        the extractor failed: nothing was written
+    ├── LLMError               the LLM provider failed (hindsight.llm); callers keep the
+    │   │                      offline path
+    │   ├── LLMUnavailableError  no LLM is configured (provider "none")
+    │   ├── LLMBudgetError     the owner's daily token budget is spent: defer, do not drop
+    │   ├── LLMRequestError    the provider refused the request (a 4xx other than 429)
+    │   ├── LLMTransportError  unreachable, 429 or 5xx after every retry
+    │   │   └── LLMTimeoutError  no answer within the timeout
+    │   └── LLMOutputError     the answer was unusable and was dropped (not JSON, the
+    │       │                  schema echoed, invalid against the schema)
+    │       └── LLMTruncatedError  the answer was cut off at max_tokens
     ├── PluginError            a plugin could not be loaded
     └── MissingExtraError      an optional dependency is not installed
 """
@@ -74,6 +84,51 @@ class EmbeddingError(HindsightError):
 
 class ExtractionError(HindsightError):
     """The extractor failed on the turns it was given; nothing of the write was stored."""
+
+
+class LLMError(HindsightError):
+    """The LLM provider failed. ``retries`` counts the transport retries made and
+    ``usage`` the tokens the provider reported before it failed (both for accounting)."""
+
+    def __init__(self, message: str, *, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+
+class LLMUnavailableError(LLMError):
+    """No LLM is configured (``HINDSIGHT_LLM_PROVIDER`` is ``none``): take the offline path."""
+
+
+class LLMBudgetError(LLMError):
+    """The owner's daily token budget is spent: the work should wait for the next day."""
+
+
+class LLMRequestError(LLMError):
+    """The provider refused the request (a 4xx other than 429); sending it again would not
+    help. ``status`` is the HTTP status."""
+
+    def __init__(self, message: str, *, status: int, retries: int = 0) -> None:
+        super().__init__(message, retries=retries)
+        self.status = status
+
+
+class LLMTransportError(LLMError):
+    """The provider could not be reached, or answered 429 or 5xx to every try."""
+
+
+class LLMTimeoutError(LLMTransportError, TimeoutError):
+    """The provider did not answer within the configured timeout, on every try."""
+
+
+class LLMOutputError(LLMError):
+    """The answer could not be used (not JSON, the schema echoed back, invalid against
+    the schema, even after one retry that quoted the error); it was dropped."""
+
+
+class LLMTruncatedError(LLMOutputError):
+    """The answer was cut off (finish reason ``length`` / ``max_tokens``); not parsed."""
 
 
 class PluginError(HindsightError):

@@ -29,7 +29,7 @@ from hindsight.models import (
     Turn,
 )
 from hindsight.review import ReviewItem
-from hindsight.store import AuditEntry, StoreStats, WorkingTurn
+from hindsight.store import AuditEntry, StoreStats, UsageRow, WorkingTurn
 from hindsight.transfer import memory_from_dict, memory_to_dict
 
 JSON = dict[str, Any]
@@ -257,3 +257,26 @@ def turn_from(data: Mapping[str, Any]) -> WorkingTurn:
             "expires_at": _time(data["expires_at"], "expires_at"),
         }
     )
+
+
+# -- LLM usage ---------------------------------------------------------------------------
+def usage_row(r: UsageRow) -> JSON:
+    return dataclasses.asdict(r)
+
+
+def usage_row_from(data: Mapping[str, Any]) -> UsageRow:
+    return UsageRow(**{f.name: data[f.name] for f in dataclasses.fields(UsageRow)})
+
+
+def usage_total(rows: list[UsageRow]) -> JSON:
+    """The rows added up; cost is None when no row has one."""
+    costs = [r.cost for r in rows if r.cost is not None]
+    return {
+        "calls": sum(r.calls for r in rows),
+        "failures": sum(r.failures for r in rows),
+        "retries": sum(r.retries for r in rows),
+        "dropped": sum(r.dropped for r in rows),
+        "prompt_tokens": sum(r.prompt_tokens for r in rows),
+        "completion_tokens": sum(r.completion_tokens for r in rows),
+        "cost": sum(costs) if costs else None,
+    }

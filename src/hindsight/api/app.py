@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight import __version__, jobs, serving
 from hindsight.access import KeyRing, loopback_hosts
-from hindsight.api import errors, history, memories, review, sessions
+from hindsight.api import errors, history, memories, review, sessions, usage
 from hindsight.api.deps import Routes
 from hindsight.api.hosts import HostGuardMiddleware
 from hindsight.api.limits import BodyLimitMiddleware
@@ -106,7 +106,14 @@ def create_app(
     app.state.keyring = keyring
     app.state.metrics = Metrics()
     errors.install(app)
-    for routes in (memories.routes, history.routes, sessions.routes, review.routes, probes):
+    for routes in (
+        memories.routes,
+        history.routes,
+        sessions.routes,
+        review.routes,
+        usage.routes,
+        probes,
+    ):
         routes.add_to(app)
     if mcp_app is not None:
         app.mount("/mcp", mcp_app, name="mcp")

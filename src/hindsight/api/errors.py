@@ -24,6 +24,7 @@ from hindsight.errors import (
     EmbeddingError,
     ExtractionError,
     HindsightError,
+    LLMError,
     MissingExtraError,
     NotFoundError,
     PluginError,
@@ -44,6 +45,7 @@ STATUS_OF: Final[tuple[tuple[type[HindsightError], int], ...]] = (
     (StoreError, 503),
     (EmbeddingError, 503),
     (ExtractionError, 503),
+    (LLMError, 503),  # the LLM provider failed: the caller may try again later
     (PluginError, 503),
     (MissingExtraError, 503),
 )

@@ -14,6 +14,8 @@ from hindsight.store.base import (
     Store,
     StoreStats,
     TextIndexing,
+    UsageEntry,
+    UsageRow,
     WorkingMemory,
     WorkingTurn,
 )
@@ -102,6 +104,8 @@ __all__ = [
     "Store",
     "StoreStats",
     "TextIndexing",
+    "UsageEntry",
+    "UsageRow",
     "WorkingMemory",
     "WorkingTurn",
     "open_store",

@@ -96,6 +96,44 @@ class AuditEntry:
     hash: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class UsageEntry:
+    """One call to an LLM provider, as accounted (see :mod:`hindsight.llm.meter`).
+
+    ``owner`` is ``""`` for a call made for no owner; ``cost`` (USD) is None when the
+    model has no price."""
+
+    at: datetime
+    owner: str
+    operation: str
+    provider: str
+    model: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    failed: bool = False
+    retries: int = 0
+    dropped: bool = False  # the answer was invalid and nothing of it was used
+    cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """LLM use added up for one owner, operation and model: calls, failed calls,
+    transport retries, dropped answers, tokens, and cost (USD; None when no call of
+    them had a price)."""
+
+    owner: str
+    operation: str
+    model: str | None
+    calls: int
+    failures: int
+    retries: int
+    dropped: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+
+
 @dataclass(slots=True)
 class StoreStats:
     memories: int
@@ -308,6 +346,21 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]: ...
+
+    @abc.abstractmethod
+    def record_usage(self, entry: UsageEntry) -> None:
+        """Account one LLM call, in a transaction of its own."""
+
+    @abc.abstractmethod
+    def usage(
+        self, *, owners: Sequence[str] | None = None, since: datetime | None = None
+    ) -> list[UsageRow]:
+        """LLM use by owner, operation and model (of ``owners``, or every owner), at or
+        after ``since``; sorted by owner, operation, model."""
+
+    @abc.abstractmethod
+    def tokens_used(self, owner: str, since: datetime) -> int:
+        """Prompt and completion tokens ``owner``'s LLM calls used at or after ``since``."""
 
     @abc.abstractmethod
     def owners(self) -> list[str]:

@@ -98,6 +98,29 @@ LIFECYCLE = """
     CREATE INDEX memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL
 """
 
+# LLM usage (SQLite 8, PostgreSQL 6): one row per call to an LLM provider, by owner
+# and operation (extract, summarize, reflect, query): tokens as the provider reported
+# them, whether it failed (failures 1), how many transport retries it took, whether its
+# answer was dropped as invalid, and its cost in USD when the model has a price (else
+# NULL). A call made for no owner has owner ''.
+LLM_USAGE = """
+    CREATE TABLE llm_usage (
+        at {real} NOT NULL,
+        owner TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT,
+        prompt_tokens BIGINT NOT NULL,
+        completion_tokens BIGINT NOT NULL,
+        failures INTEGER NOT NULL,
+        retries INTEGER NOT NULL,
+        dropped INTEGER NOT NULL,
+        cost {real}
+    );
+    CREATE INDEX llm_usage_owner ON llm_usage (owner, at);
+    CREATE INDEX llm_usage_at ON llm_usage (at)
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -223,6 +246,7 @@ SQLITE: list[Migration] = [
     (5, GUARD.format(real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT")),
     (6, RESTORED),
     (7, LIFECYCLE.format(real="REAL")),
+    (8, LLM_USAGE.format(real="REAL")),
 ]
 
 
@@ -325,6 +349,7 @@ POSTGRES: list[Migration] = [
     ),
     (4, RESTORED),
     (5, LIFECYCLE.format(real="DOUBLE PRECISION")),
+    (6, LLM_USAGE.format(real="DOUBLE PRECISION")),
 ]
 
 

@@ -29,7 +29,17 @@ from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.models import Kind, Memory, Provenance, Review, Source, Status
 from hindsight.store import audit as audit_log
 from hindsight.store import files
-from hindsight.store.base import AuditEntry, Filter, Request, Store, StoreStats, TextIndexing
+from hindsight.store import usage as usage_log
+from hindsight.store.base import (
+    AuditEntry,
+    Filter,
+    Request,
+    Store,
+    StoreStats,
+    TextIndexing,
+    UsageEntry,
+    UsageRow,
+)
 from hindsight.store.db import Connection, Database, marks
 from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.timewords import date_words, referred_dates
@@ -782,6 +792,18 @@ class SQLStore(Store):
 
     def prune_audit(self, before: datetime) -> int:
         return audit_log.prune(self.db, before)
+
+    # -- LLM usage (rows: hindsight.store.usage) ----------------------------------------
+    def record_usage(self, entry: UsageEntry) -> None:
+        usage_log.record(self.db, entry)
+
+    def usage(
+        self, *, owners: Sequence[str] | None = None, since: datetime | None = None
+    ) -> list[UsageRow]:
+        return usage_log.read(self.db, owners=owners, since=since)
+
+    def tokens_used(self, owner: str, since: datetime) -> int:
+        return usage_log.tokens(self.db, owner, since)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids, restored_ids FROM receipts"
