@@ -219,7 +219,7 @@ def run(
     first = _first_recall_ms(settings, owner_of(0, owners))
     for saved in [
         *settings.index_dir.glob("*.keywords.npz"),
-        *settings.index_dir.glob("*.vectors.npz"),
+        *settings.index_dir.glob("*.vectors"),
     ]:
         saved.unlink()
     rebuild = _first_recall_ms(settings, owner_of(0, owners))

@@ -23,11 +23,12 @@ replaced by an older copy) also leads to a rebuild.
 
 Exact owners of ``save_min_vectors`` vectors or more are saved too, so that a new
 process (a restart, or an owner let go and searched again) reads one file instead of
-every row: ``<name>.vectors.npz``, a numpy archive of ``keys`` (int64), ``vectors``
-(float32, one row per key) and ``meta`` (UTF-8 JSON ``{"format", "owner",
-"dimension", "seq", "count"}``). The archive's CRC-32s catch a torn file; one of
-another owner or dimension, of the wrong shape, or ahead of the log is ignored and the
-owner rebuilt from the store. A rebuild removes the file (it may be one of another
+every row: ``<name>.vectors``, one line of UTF-8 JSON ``{"format", "owner",
+"dimension", "seq", "count", "crc32"}`` then ``count`` keys (little-endian int64) and
+``count`` rows of ``dimension`` little-endian float32s, ``crc32`` being zlib's of those
+bytes (a torn or changed file fails it). One of another owner or dimension, of the
+wrong length, with a key twice or ahead of the log is ignored and the owner rebuilt
+from the store. A rebuild removes the file (it may be one of another
 database), and a forget removes it (it holds the forgotten vectors); the next flush
 writes it again from what the index holds.
 """
@@ -39,7 +40,7 @@ import hashlib
 import json
 import os
 import threading
-import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -277,7 +278,7 @@ class VectorIndex:
         directory: Path | None,
         hnsw_threshold: int = 20_000,
         max_vectors: int | None = None,
-        save_min_vectors: int = SAVE_MIN_VECTORS,
+        save_min_vectors: int | None = None,
     ) -> None:
         if dimension <= 0:
             raise ValidationError(f"dimension must be positive, got {dimension}")
@@ -287,7 +288,7 @@ class VectorIndex:
         self._dimension = dimension
         self._directory = directory
         self._threshold = hnsw_threshold
-        self._save_min = save_min_vectors
+        self._save_min = SAVE_MIN_VECTORS if save_min_vectors is None else save_min_vectors
         self._owners = Owners(_Owner, max_vectors)
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
@@ -509,7 +510,7 @@ class VectorIndex:
         )
 
     def _exact_path(self, owner: str) -> Path:
-        return self._paths(owner)[0].with_suffix(".vectors.npz")
+        return self._paths(owner)[0].with_suffix(".vectors")
 
     def _unlink_exact(self, owner: str) -> None:
         if self._directory is not None:
@@ -521,30 +522,14 @@ class VectorIndex:
         if self._directory is None:
             return False
         try:
-            with (
-                open(self._exact_path(entry.name), "rb") as file,  # closed if np.load fails
-                np.load(file, allow_pickle=False) as saved,
-            ):
-                meta = json.loads(saved["meta"].tobytes())
-                keys, vectors = saved["keys"], saved["vectors"]  # read whole: CRCs checked
-        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
-            return False  # missing, torn or of another version: rebuilt from the store
-        if not (
-            isinstance(meta, dict)
-            and meta.get("format") == FORMAT_VERSION
-            and meta.get("owner") == entry.name
-            and meta.get("dimension") == self._dimension
-            and type(meta.get("seq")) is int
-            and keys.dtype == np.int64
-            and keys.ndim == 1
-            and meta.get("count") == len(keys) < self._threshold
-            and vectors.dtype == np.float32
-            and vectors.shape == (len(keys), self._dimension)
-            and len(np.unique(keys)) == len(keys)
-        ):
+            data = self._exact_path(entry.name).read_bytes()
+        except OSError:
             return False
+        found = _read_exact(data, entry.name, self._dimension)
+        if found is None or len(found[0]) >= self._threshold:
+            return False
+        keys, vectors, entry.applied_seq = found
         entry.backend = _ExactIndex(self._dimension, keys, vectors)
-        entry.applied_seq = meta["seq"]
         entry.dirty = False
         entry.saved_seq = None
         return True
@@ -554,21 +539,18 @@ class VectorIndex:
         if self._directory is None or not entry.dirty or len(backend) < self._save_min:
             return
         keys, vectors = backend.items()
+        payload = keys.astype("<i8").tobytes() + vectors.astype("<f4").tobytes()
         meta = {
             "format": FORMAT_VERSION,
             "owner": entry.name,
             "dimension": self._dimension,
             "seq": entry.applied_seq,
             "count": len(keys),
+            "crc32": zlib.crc32(payload),
         }
-        blob = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-
-        def write(path: Path) -> None:
-            with open(path, "wb") as file:
-                np.savez(file, keys=keys, vectors=vectors, meta=blob)
-
+        data = json.dumps(meta).encode("utf-8") + b"\n" + payload
         try:
-            files.write_atomically(self._exact_path(entry.name), write)
+            files.write_atomically(self._exact_path(entry.name), lambda p: p.write_bytes(data))
         except OSError:
             return  # a cache: the next process rebuilds
         entry.dirty = False
@@ -623,3 +605,32 @@ class VectorIndex:
         for path in (sidecar_path, index_path):  # sidecar first: never one without its index
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+
+
+def _read_exact(data: bytes, owner: str, dimension: int) -> tuple[Keys, Vectors, int] | None:
+    """Keys, vectors and log position of a saved exact index of `owner` and `dimension`;
+    None if the bytes are not one (torn, changed, of another owner or dimension)."""
+    cut = data.find(b"\n")
+    try:
+        meta = json.loads(data[:cut]) if cut > 0 else None
+    except ValueError:
+        return None
+    if not (
+        isinstance(meta, dict)
+        and meta.get("format") == FORMAT_VERSION
+        and meta.get("owner") == owner
+        and meta.get("dimension") == dimension
+        and type(meta.get("seq")) is int
+        and type(meta.get("count")) is int
+        and meta["count"] >= 0
+    ):
+        return None
+    count, payload = meta["count"], memoryview(data)[cut + 1 :]
+    if len(payload) != count * (8 + 4 * dimension) or zlib.crc32(payload) != meta.get("crc32"):
+        return None
+    # Views of the bytes read: the index copies them into its own arrays.
+    keys = np.frombuffer(payload, dtype="<i8", count=count)
+    vectors = np.frombuffer(payload, dtype="<f4", offset=8 * count).reshape(count, dimension)
+    if len(np.unique(keys)) != count:
+        return None
+    return keys, vectors, meta["seq"]
