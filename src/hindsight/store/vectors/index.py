@@ -116,6 +116,15 @@ class _ExactIndex:
         self._count = 0
         self.upsert(keys, vectors)
 
+    @classmethod
+    def adopt(cls, dimension: int, keys: Keys, vectors: Vectors) -> _ExactIndex:
+        """An index over these writable arrays of distinct keys, used as they are (a
+        loaded file's: no copy); the first row added past them moves it to new arrays."""
+        index = cls(dimension, keys[:0], vectors[:0])
+        index._keys, index._vectors, index._count = keys, vectors, len(keys)
+        index._row_of = dict(zip(keys.tolist(), range(len(keys)), strict=True))
+        return index
+
     def __len__(self) -> int:
         return self._count
 
@@ -522,14 +531,17 @@ class VectorIndex:
         if self._directory is None:
             return False
         try:
-            data = self._exact_path(entry.name).read_bytes()
+            with open(self._exact_path(entry.name), "rb") as file:
+                data = bytearray(os.fstat(file.fileno()).st_size)  # writable: adopted
+                if file.readinto(data) != len(data):
+                    return False  # changed while read
         except OSError:
             return False
         found = _read_exact(data, entry.name, self._dimension)
         if found is None or len(found[0]) >= self._threshold:
             return False
         keys, vectors, entry.applied_seq = found
-        entry.backend = _ExactIndex(self._dimension, keys, vectors)
+        entry.backend = _ExactIndex.adopt(self._dimension, keys, vectors)
         entry.dirty = False
         entry.saved_seq = None
         return True
@@ -607,7 +619,7 @@ class VectorIndex:
                 path.unlink()
 
 
-def _read_exact(data: bytes, owner: str, dimension: int) -> tuple[Keys, Vectors, int] | None:
+def _read_exact(data: bytearray, owner: str, dimension: int) -> tuple[Keys, Vectors, int] | None:
     """Keys, vectors and log position of a saved exact index of `owner` and `dimension`;
     None if the bytes are not one (torn, changed, of another owner or dimension)."""
     cut = data.find(b"\n")
@@ -628,7 +640,7 @@ def _read_exact(data: bytes, owner: str, dimension: int) -> tuple[Keys, Vectors,
     count, payload = meta["count"], memoryview(data)[cut + 1 :]
     if len(payload) != count * (8 + 4 * dimension) or zlib.crc32(payload) != meta.get("crc32"):
         return None
-    # Views of the bytes read: the index copies them into its own arrays.
+    # Writable views of the bytes read: the index keeps them as they are (no copy).
     keys = np.frombuffer(payload, dtype="<i8", count=count)
     vectors = np.frombuffer(payload, dtype="<f4", offset=8 * count).reshape(count, dimension)
     if len(np.unique(keys)) != count:
