@@ -344,9 +344,11 @@ def check_report(report: dict[str, Any], *, groups: set[str]) -> None:
             assert set(SYSTEM_KEYS) <= set(figures)
             assert all(0.0 <= figures[k] <= 1.0 for k in SYSTEM_KEYS if k != "n")
     speed = report["speed"]
-    for key in ("ingest_per_s", "recall_p50_ms", "recall_p95_ms", "peak_rss_mb"):
+    timed = ("recall_p50_ms", "recall_p95_ms", "first_recall_p50_ms", "first_recall_max_ms")
+    for key in ("ingest_per_s", *timed, "peak_rss_mb"):
         assert speed[key] > 0, key
     assert speed["recall_p95_ms"] >= speed["recall_p50_ms"]
+    assert speed["first_recall_max_ms"] >= speed["first_recall_p50_ms"]
 
 
 def test_bench_locomo_end_to_end(tmp_path: Path) -> None:

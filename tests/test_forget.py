@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from hindsight import Hindsight, Kind, NotFoundError, Settings, ValidationError
 from hindsight.embed import Embeddings
 from hindsight.store import Filter
+from hindsight.store import keyword as keyword_module
+from hindsight.store.vectors import index as vector_index_module
 
 
 def _all(hs: Hindsight, owner: str) -> list[str]:
@@ -157,6 +160,74 @@ def test_forgetting_an_owner_removes_its_index_files(tmp_path, embedder: Embeddi
         hs.forget(owner="user:alice")
         assert list(settings.index_dir.iterdir()) == []
         assert hs.recall("user:alice", "trees") == []
+
+
+FACTS = [
+    "the spare key is under the blue flowerpot",
+    "my sister lives in Zanzibar",
+    "the boiler was serviced in March",
+    "the wifi password is on the fridge",
+    "the car needs new tyres before winter",
+    "the dentist appointment is on Friday",
+]
+QUERIES = ("where is the key", "sister Zanzibar", "car tyres", "when is the dentist")
+
+
+def _channels(hs: Hindsight) -> dict[str, tuple[list[tuple[str, float]], ...]]:
+    flt = Filter(owners=["user:s"])
+    return {
+        q: (
+            hs.store.vector_search(flt, hs.embedder.encode_query(q), 10),
+            hs.store.keyword_search(flt, q, 10),
+        )
+        for q in QUERIES
+    }
+
+
+def _saved(settings: Settings) -> list[str]:
+    names = (p.name.split(".", 1)[1] for p in settings.index_dir.iterdir())
+    return sorted(name for name in names if name in ("keywords.npz", "vectors"))
+
+
+def test_saved_indexes_answer_as_built_afresh_after_writes_and_forgets(
+    tmp_path, embedder: Embeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """An owner's saved keyword and exact vector indexes are loaded by the next engine
+    (not rebuilt), follow the writes and forgets made meanwhile, never keep a forgotten
+    memory on disk, and answer as indexes built from the store would."""
+    monkeypatch.setattr(keyword_module, "SAVE_MIN_DOCS", 3)
+    monkeypatch.setattr(vector_index_module, "SAVE_MIN_VECTORS", 3)
+    settings = Settings(home=tmp_path / "h", sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as hs:
+        ids = [hs.retain("user:s", fact, kind="fact").created[0] for fact in FACTS]
+        _channels(hs)  # builds both indexes; saved when built or on close
+    assert _saved(settings) == ["keywords.npz", "vectors"]
+    with Hindsight(settings, embedder=embedder) as hs:
+        refuse = pytest.fail  # loaded from the files, not rebuilt from the store
+        hs.store.keyword_snapshot = lambda owner: refuse("keywords rebuilt")  # type: ignore[method-assign]
+        hs.store.vectors.vector_snapshot = lambda *a: refuse("vectors rebuilt")  # type: ignore[method-assign,attr-defined]
+        _channels(hs)
+        hs.retain("user:s", "the car keys hang by the door", kind="fact")
+        hs.update(ids[0], content="the spare key is with the neighbour")
+        hs.forget(ids[1])
+        assert _saved(settings) == []  # they held the forgotten memory
+        loaded = _channels(hs)
+    assert _saved(settings) == ["keywords.npz", "vectors"]  # written again on close
+    saved = next(settings.index_dir.glob("*.vectors")).read_bytes()
+    assert json.loads(saved.split(b"\n", 1)[0])["count"] == len(FACTS)  # one new, one gone
+    with Hindsight(settings, embedder=embedder) as hs:
+        reloaded = _channels(hs)
+    for path in [*settings.index_dir.glob("*.npz"), *settings.index_dir.glob("*.vectors")]:
+        path.unlink()
+    with Hindsight(settings, embedder=embedder) as hs:
+        fresh = _channels(hs)
+    for got in (loaded, reloaded):  # the same hits; scores to float32's rounding
+        assert got.keys() == fresh.keys()
+        for query, channels in got.items():
+            for hits, want in zip(channels, fresh[query], strict=True):
+                assert [mid for mid, _ in hits] == [mid for mid, _ in want]
+                assert np.allclose([v for _, v in hits], [v for _, v in want], atol=1e-6)
+    assert ids[1] not in json.dumps(fresh) and ids[0] in json.dumps(fresh)
 
 
 def test_owners_are_those_with_memories_sorted(hs: Hindsight) -> None:

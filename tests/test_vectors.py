@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
+import zlib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -496,3 +498,138 @@ def test_memory_holds_a_bounded_number_of_vectors(
     assert source.calls["snapshot"] == 0  # loaded, not rebuilt
     assert [owner for owner, _ in index._owners.items()] == ["graph"]
     assert top_keys(index, "exact", query) == exact == brute_force(source, "exact", query, 10)
+
+
+# -- exact owners saved -------------------------------------------------------------------
+
+
+def exact_file(directory: Path) -> Path:
+    found = list(directory.glob("*.vectors"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def answers(index: VectorIndex, owner: str, queries: Vectors) -> list[list[tuple[int, float]]]:
+    return [index.search(owner, query, 10) for query in queries]
+
+
+def built_afresh(source: FakeSource, owner: str, queries: Vectors) -> list[list[tuple[int, float]]]:
+    return answers(VectorIndex(source, DIM, directory=None), owner, queries)
+
+
+def test_an_exact_owner_is_saved_loaded_and_caught_up(
+    rng: np.random.Generator, centers: Vectors, tmp_path: Path
+) -> None:
+    """A saved exact index answers as one built from the store, after writes and removals
+    made while no process held it (replayed from the log) and while one did."""
+    source = FakeSource()
+    keys, _, _ = source.add("a", clustered(rng, 300, centers))
+    source.add("tiny", clustered(rng, 5, centers))
+    queries = clustered(rng, 10, centers)
+    with VectorIndex(source, DIM, directory=tmp_path, hnsw_threshold=500) as first:
+        answers(first, "a", queries)
+        answers(first, "tiny", queries)
+        assert not list(tmp_path.glob("*.vectors"))  # written when flushed
+    exact_file(tmp_path)  # "a" only: "tiny" is under the threshold of a file
+    source.add("a", clustered(rng, 20, centers))
+    source.remove("a", keys[:30])
+    source.put("a", keys[40], queries[0])  # replaced
+    source.calls.clear()
+    with VectorIndex(source, DIM, directory=tmp_path, hnsw_threshold=500) as second:
+        got = answers(second, "a", queries)
+        assert source.calls["snapshot"] == 0 and source.calls["changes"] == 1
+        assert got == built_afresh(source, "a", queries)
+        source.remove("a", keys[50:60])
+        source.add("a", clustered(rng, 5, centers))
+        assert answers(second, "a", queries) == built_afresh(source, "a", queries)
+    source.calls.clear()
+    third = VectorIndex(source, DIM, directory=tmp_path, hnsw_threshold=500)
+    got = answers(third, "a", queries)
+    assert source.calls["snapshot"] == 0 and source.calls["changes"] == 0  # saved on close
+    assert got == built_afresh(source, "a", queries)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def read_saved(path: Path) -> tuple[dict[str, Any], npt.NDArray[np.int64], Vectors]:
+    """A saved exact index's meta, keys and vectors, as the module's docstring lays it out."""
+    data = path.read_bytes()
+    head, payload = data.split(b"\n", 1)
+    meta = json.loads(head)
+    count = meta["count"]
+    keys = np.frombuffer(payload, dtype="<i8", count=count)
+    vectors = np.frombuffer(payload, dtype="<f4", offset=8 * count)
+    return meta, keys, vectors.reshape(count, -1)
+
+
+def rewrite(path: Path, **changes: Any) -> None:
+    """Save the file again, its checksum right, with some keys, vectors or meta changed."""
+    meta, keys, vectors = read_saved(path)
+    keys, vectors = changes.pop("keys", keys), changes.pop("vectors", vectors)
+    payload = np.asarray(keys, "<i8").tobytes() + np.asarray(vectors, "<f4").tobytes()
+    meta.update({"crc32": zlib.crc32(payload), **changes})
+    path.write_bytes(json.dumps(meta).encode() + b"\n" + payload)
+
+
+EXACT_DAMAGE = {
+    "torn": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    "flipped": lambda p: p.write_bytes(
+        (lambda b: b[: len(b) // 2] + bytes([b[len(b) // 2] ^ 0xFF]) + b[len(b) // 2 + 1 :])(
+            p.read_bytes()
+        )
+    ),
+    "garbage": lambda p: p.write_bytes(bytes(range(256)) * 40),
+    "other checksum": lambda p: rewrite(p, crc32=12345),
+    "other format": lambda p: rewrite(p, format=99),
+    "ahead of the log": lambda p: rewrite(p, seq=10_000),
+    "other owner": lambda p: rewrite(p, owner="b"),
+    "other dimension": lambda p: rewrite(p, dimension=DIM * 2),
+    "wrong count": lambda p: rewrite(p, count=3),
+    "keys twice": lambda p: rewrite(p, keys=np.ones(300, dtype=np.int64)),
+    "ragged": lambda p: rewrite(p, vectors=np.zeros((300, DIM - 1), dtype=np.float32)),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(EXACT_DAMAGE))
+def test_an_exact_file_that_does_not_fit_is_ignored(
+    damage: str, rng: np.random.Generator, centers: Vectors, tmp_path: Path
+) -> None:
+    source = FakeSource()
+    source.add("a", clustered(rng, 300, centers))
+    queries = clustered(rng, 10, centers)
+    with VectorIndex(source, DIM, directory=tmp_path, hnsw_threshold=500) as first:
+        answers(first, "a", queries)
+    path = exact_file(tmp_path)
+    EXACT_DAMAGE[damage](path)
+    source.calls.clear()
+    index = VectorIndex(source, DIM, directory=tmp_path, hnsw_threshold=500)
+    got = answers(index, "a", queries)
+    assert source.calls["snapshot"] == 1  # rebuilt from the store
+    assert got == built_afresh(source, "a", queries)
+    assert not path.exists()  # never trusted again, by this process or the next
+    index.close()
+    assert len(read_saved(exact_file(tmp_path))[1]) == 300  # written again, whole
+
+
+def test_saved_exact_files_follow_the_owner(
+    rng: np.random.Generator, centers: Vectors, tmp_path: Path
+) -> None:
+    """Removed when the owner forgets some vectors (written again from what is left),
+    when it grows into a saved graph, and when it is dropped."""
+    source = FakeSource()
+    keys, _, _ = source.add("a", clustered(rng, 300, centers))
+    index = VectorIndex(source, DIM, directory=tmp_path, hnsw_threshold=500)
+    index.search("a", centers[0], 1)
+    index.save("a")
+    exact_file(tmp_path)
+    source.remove("a", keys[:10])
+    index.drop_saved("a")
+    assert not list(tmp_path.glob("*.vectors"))
+    index.flush()
+    assert sorted(read_saved(exact_file(tmp_path))[1].tolist()) == keys[10:]
+    source.add("a", clustered(rng, 300, centers))
+    assert index.is_hnsw("a")
+    index.save("a")
+    assert not list(tmp_path.glob("*.vectors"))
+    assert len(list(tmp_path.glob("*.usearch"))) == 1
+    index.drop("a")
+    assert not list(tmp_path.iterdir())

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from hindsight.errors import StoreError
+from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.store.vectors import Rows, Vector, checked
 from hindsight.store.vectors.index import Change, VectorIndex
 
@@ -82,13 +82,15 @@ class LocalVectors:
         return rows.within(flt, k, hits)
 
     def forgot(self, owners: Collection[str]) -> set[str]:
-        # An owner with nothing left loses its index files too: no vectors of
-        # forgotten memories stay on disk.
+        # An owner with nothing left loses its index files too, and one with vectors
+        # left its saved exact index: no vectors of forgotten memories stay there.
         gone = set()
         for owner in owners:
-            if self._index is not None and not self._db.read(
-                "SELECT 1 FROM vectors WHERE owner = ? LIMIT 1", (owner,)
-            ):
+            if self._index is None:
+                continue
+            if self._db.read("SELECT 1 FROM vectors WHERE owner = ? LIMIT 1", (owner,)):
+                self._index.drop_saved(owner)
+            else:
                 self._index.drop(owner)
                 gone.add(owner)
         return gone
@@ -116,10 +118,13 @@ class LocalVectors:
             (owner, after_key, limit),
         )
         keys = np.fromiter((key for key, _ in rows), dtype=np.int64, count=len(rows))
-        matrix = np.empty((len(rows), self._dimension or 0), dtype=np.float32)
-        for i, (_, blob) in enumerate(rows):
-            matrix[i] = np.frombuffer(blob, dtype="<f4")
-        return keys, matrix
+        dimension = self._dimension or 0
+        blobs = [blob for _, blob in rows]
+        if any(len(blob) != 4 * dimension for blob in blobs):
+            raise EmbeddingMismatchError(f"a stored vector is not of {dimension} float32s")
+        # One buffer for the page, not one array a row (most of a rebuild's time).
+        matrix = np.frombuffer(b"".join(blobs), dtype="<f4").astype(np.float32)
+        return keys, matrix.reshape(len(rows), dimension)
 
     def vector_changes(self, owner: str, after_seq: int) -> tuple[list[Change], int] | None:
         with self._db.snapshot():
