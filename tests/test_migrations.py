@@ -96,3 +96,27 @@ def test_the_sql_working_memory_closes_in_either_order(
     closing = [working.close, store.close] if working_first else [store.close, working.close]
     for close in closing:
         close()
+
+
+def test_the_audit_index_is_filled_from_the_log_it_finds(settings: Settings) -> None:
+    """A store whose log predates ``audit_refs`` gets it filled from the entries: what a
+    memory's history reads by id is all there, recalls aside."""
+    from conftest import execute_sql
+
+    from hindsight import Hindsight
+
+    with Hindsight(settings) as hs:
+        old = hs.retain("user:m", "I live in Paris.", session_id="s1").created[0]
+        new = hs.retain("user:m", "I moved to Berlin.", session_id="s2").created[0]
+        hs.recall("user:m", "where?")
+        hs.forget(owner="user:m", session_id="s2")
+        events = hs.store.audit_about("user:m", [old, new], limit=100)
+    assert "forget" in {e.action for e in events} and len(events) >= 3
+    version = 9 if settings.database_url is None else 7
+    execute_sql(settings, "DELETE FROM audit_refs")
+    execute_sql(settings, f"DELETE FROM schema_migrations WHERE version = {version}")
+    execute_sql(settings, "DROP TABLE audit_refs")
+    with Hindsight(settings) as hs:
+        again = hs.store.audit_about("user:m", [old, new], limit=100)
+    assert [e.seq for e in again] == [e.seq for e in events]
+    assert "recall" not in {e.action for e in again}

@@ -56,9 +56,9 @@ def append(db: Database, conn: Connection, entries: Sequence[AuditEntry]) -> Non
     prev = row[0] if row else _anchor(conn)
     for entry in entries:
         current = digest(prev, entry)
-        conn.execute(
+        (seq,) = conn.execute(
             "INSERT INTO audit (at, principal, owner, action, memory_ids, request_id, detail, "
-            "prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             (
                 entry.at.timestamp(),
                 entry.principal,
@@ -70,8 +70,21 @@ def append(db: Database, conn: Connection, entries: Sequence[AuditEntry]) -> Non
                 prev,
                 current,
             ),
-        )
+        ).fetchone()
+        if refs := _refs(entry):
+            conn.executemany(
+                "INSERT INTO audit_refs (memory_id, seq) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [(mid, seq) for mid in refs],
+            )
         prev = current
+
+
+def _refs(entry: AuditEntry) -> set[str]:
+    """The memories an entry is about, as ``audit_refs`` indexes them (recalls: none)."""
+    if entry.action == "recall":
+        return set()
+    restored = entry.detail.get("restored", []) if entry.action == "forget" else []
+    return {*entry.memory_ids, *(r for r in restored if isinstance(r, str))}
 
 
 def read(
@@ -111,39 +124,19 @@ def read(
     return [_entry(r) for r in rows]
 
 
-def _like(text: str) -> str:
-    """A LIKE pattern that matches ``text`` exactly, anywhere (escape character ``!``)."""
-    escaped = text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-    return f"%{escaped}%"
-
-
 def about(db: Database, owner: str, ids: Sequence[str], *, limit: int) -> list[AuditEntry]:
     """Entries of ``owner`` (recalls aside) naming one of ``ids`` among their memory ids
-    or as a value a forget made current again (``detail["restored"]``), oldest first.
-
-    The ids are matched as quoted JSON strings within the owner's entries (the index
-    ``audit_owner`` narrows the scan to them): the cost grows with the owner's log, not
-    the store's (see BENCHMARKS.md).
-    """
-    wanted = set(ids)
+    or as a value a forget made current again (``detail["restored"]``), oldest first:
+    read through ``audit_refs``, so the cost grows with the entries found, not the log."""
     found: dict[int, AuditEntry] = {}
-    for start in range(0, len(ids), 50):
-        chunk = ids[start : start + 50]
-        named = " OR ".join(["memory_ids LIKE ? ESCAPE '!'"] * len(chunk))
-        restored = " OR ".join(["detail LIKE ? ESCAPE '!'"] * len(chunk))
-        params: list[Any] = [owner]
-        params += [_like(json.dumps(mid)) for mid in chunk]
-        params += [_like(json.dumps(mid, ensure_ascii=False)) for mid in chunk]
+    for start in range(0, len(ids), 500):
+        among, values = db.among(list(ids[start : start + 500]))
         rows = db.read(
-            f"SELECT {_COLUMNS} FROM audit WHERE owner = ? AND action <> 'recall' "
-            f"AND ({named} OR (action = 'forget' AND ({restored}))) ORDER BY seq LIMIT ?",
-            (*params, limit),
+            f"SELECT {_COLUMNS} FROM audit WHERE owner = ? AND seq IN "
+            f"(SELECT seq FROM audit_refs WHERE memory_id {among}) ORDER BY seq LIMIT ?",
+            (owner, *values, limit),
         )
-        for row in rows:
-            entry = _entry(row)
-            restored = entry.detail.get("restored", [])
-            if wanted & {*entry.memory_ids, *(restored if isinstance(restored, list) else [])}:
-                found[int(row[0])] = entry
+        found.update((int(row[0]), _entry(row)) for row in rows)
     return [found[seq] for seq in sorted(found)][:limit]
 
 
@@ -176,6 +169,7 @@ def prune(db: Database, before: datetime) -> int:
         if row is None:
             return 0
         gone = conn.execute("DELETE FROM audit WHERE seq <= ?", (row[0],)).rowcount
+        conn.execute("DELETE FROM audit_refs WHERE seq <= ?", (row[0],))
         conn.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -121,6 +121,38 @@ LLM_USAGE = """
     CREATE INDEX llm_usage_at ON llm_usage (at)
 """
 
+# Which audit entries name which memory (SQLite 9, PostgreSQL 7): a memory's history
+# reads its entries by id instead of scanning its owner's log. Recalls are not indexed
+# (history leaves them out, and they are most of a busy log); a forget's restored
+# values are (``detail["restored"]``).
+AUDIT_REFS = """
+    CREATE TABLE audit_refs (
+        memory_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        PRIMARY KEY (memory_id, seq)
+    );
+    CREATE INDEX audit_refs_seq ON audit_refs (seq);
+    {backfill}
+"""
+_SQLITE_BACKFILL = """
+    INSERT OR IGNORE INTO audit_refs (memory_id, seq)
+        SELECT j.value, a.seq FROM audit a, json_each(a.memory_ids) j
+        WHERE a.action <> 'recall';
+    INSERT OR IGNORE INTO audit_refs (memory_id, seq)
+        SELECT j.value, a.seq FROM audit a, json_each(a.detail, '$.restored') j
+        WHERE a.action = 'forget' AND json_type(a.detail, '$.restored') = 'array'
+"""
+_POSTGRES_BACKFILL = """
+    INSERT INTO audit_refs (memory_id, seq)
+        SELECT j, a.seq FROM audit a, jsonb_array_elements_text(a.memory_ids::jsonb) j
+        WHERE a.action <> 'recall' ON CONFLICT DO NOTHING;
+    INSERT INTO audit_refs (memory_id, seq)
+        SELECT j, a.seq FROM audit a,
+            jsonb_array_elements_text(a.detail::jsonb -> 'restored') j
+        WHERE a.action = 'forget' AND jsonb_typeof(a.detail::jsonb -> 'restored') = 'array'
+        ON CONFLICT DO NOTHING
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -247,6 +279,7 @@ SQLITE: list[Migration] = [
     (6, RESTORED),
     (7, LIFECYCLE.format(real="REAL")),
     (8, LLM_USAGE.format(real="REAL")),
+    (9, AUDIT_REFS.format(backfill=_SQLITE_BACKFILL)),
 ]
 
 
@@ -350,6 +383,7 @@ POSTGRES: list[Migration] = [
     (4, RESTORED),
     (5, LIFECYCLE.format(real="DOUBLE PRECISION")),
     (6, LLM_USAGE.format(real="DOUBLE PRECISION")),
+    (7, AUDIT_REFS.format(backfill=_POSTGRES_BACKFILL)),
 ]
 
 
