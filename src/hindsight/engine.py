@@ -43,6 +43,7 @@ from hindsight.models import (
     Turn,
     new_id,
 )
+from hindsight.recall_cache import RecallCache
 from hindsight.review import ReviewItem
 from hindsight.search import Search
 from hindsight.sessions import Sessions
@@ -52,6 +53,7 @@ from hindsight.store import (
     Store,
     StoreStats,
     WorkingTurn,
+    open_result_cache,
     open_store,
     open_working,
 )
@@ -128,6 +130,7 @@ class Hindsight:
             zone=self._zone,
         )
         self._search = Search(settings, self.store, self.embedder)
+        self._recall = RecallCache(self.store, self._search, open_result_cache(settings))
         self._sessions = Sessions(settings, self.working, self._ingest)
         self._distil = Distil(self.store, self._ingest)
         self._is_view = False
@@ -147,6 +150,7 @@ class Hindsight:
             return
         try:
             self._search.flush_access(force=True)
+            self._recall.close()
             self.working.close()
             if self._notifier is not None:
                 self._notifier.close()
@@ -263,8 +267,8 @@ class Hindsight:
         )
         zone = self._zone if timezone is None else validate.time_zone(timezone)
         self.principal.check_read(weights)
-        results = self._search.recall(
-            flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+        results = self._recall.recall(
+            self.principal, flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
         )
         if self.settings.audit_recalls:
             self._audit_recall(list(weights), query, k, results)

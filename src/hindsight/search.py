@@ -90,7 +90,7 @@ class Search:
         if self.guard is not None:
             scored = screen(scored, self.guard, window=max(2 * k, 20))
         results = pack(scored, k=k, token_budget=token_budget)
-        self._note_access([r.memory.id for r in results])
+        self.note_access([r.memory.id for r in results])
         return results
 
     def _lift_replies(
@@ -126,8 +126,8 @@ class Search:
         found.update((reply.id, reply) for reply in replies.values())
         return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
 
-    def _note_access(self, ids: Iterable[str]) -> None:
-        """Count recalls in memory; write them in batches off the hot path."""
+    def note_access(self, ids: Iterable[str]) -> None:
+        """Count recalls of these memories in memory; write them in batches off the hot path."""
         with self._access_lock:
             for mid in ids:
                 self._access[mid] = self._access.get(mid, 0) + 1
