@@ -338,4 +338,4 @@ def test_every_statement_that_changes_memories_counts_as_a_change() -> None:
         "write": True,
         "record_access": False,
         "delete": True,
-    }
+    }, "a new statement changes memories: rebuild their keyword rows in its transaction"

@@ -249,6 +249,8 @@ class Hindsight:
         searching several needs read access to each. ``timezone`` (an IANA name such
         as "America/New_York", or an offset such as "-05:00") is the asker's: the days
         that "yesterday" or "on 8 May" in the query mean; by default ``settings.timezone``.
+        The same recall again, of owners unchanged since, may be answered from the recall
+        cache (:mod:`hindsight.recall_cache`), audited and counted all the same.
         """
         weights = self._owner_weights(owners)
         query = self._ingest.reader.text(query, "query")
