@@ -260,13 +260,20 @@ def test_an_entry_expires(alice: Hindsight, settings: Settings) -> None:
     assert not cached(alice.recall(OWNER, QUERY))
 
 
-def test_the_process_cache_keeps_the_entries_used_last() -> None:
+def test_the_process_cache_keeps_the_entries_used_last_within_its_bounds() -> None:
     cache = LocalCache(2)
     cache.put("a", "1", 60)
     cache.put("b", "2", 60)
     assert cache.get("a") == "1"  # now b is the one used longest ago
     cache.put("c", "3", 60)
     assert (cache.get("a"), cache.get("b"), cache.get("c"), len(cache)) == ("1", None, "3", 2)
+    sized = LocalCache(100, chars=10)
+    sized.put("a", "x" * 6, 60)
+    sized.put("b", "y" * 4, 60)
+    sized.put("c", "z" * 3, 60)  # 13 characters: the one used longest ago goes
+    assert (sized.get("a"), sized.get("b"), sized.get("c")) == (None, "y" * 4, "z" * 3)
+    sized.put("d", "w" * 11, 60)  # larger than the whole cache: not kept, nothing dropped
+    assert (sized.get("d"), len(sized)) == (None, 2)
 
 
 def test_off_means_every_recall_searches(settings: Settings, embedder: Embeddings) -> None:

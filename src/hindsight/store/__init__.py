@@ -107,7 +107,7 @@ def open_result_cache(settings: Settings) -> ResultCache | None:
         return RedisCache(settings.redis_url)
     from hindsight.store.result_cache import LocalCache
 
-    return LocalCache(settings.recall_cache_entries)
+    return LocalCache(settings.recall_cache_entries, chars=settings.recall_cache_megabytes * 10**6)
 
 
 __all__ = [

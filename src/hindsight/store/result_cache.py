@@ -15,13 +15,21 @@ from hindsight.store.base import ResultCache
 
 
 class LocalCache(ResultCache):
-    """At most ``entries`` values, dropped least recently used first or when expired on
-    ``clock`` (seconds, monotonic). Thread-safe."""
+    """At most ``entries`` values of at most ``chars`` characters in all, dropped least
+    recently used first, or when expired on ``clock`` (seconds, monotonic). Thread-safe."""
 
-    def __init__(self, entries: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        entries: int,
+        *,
+        chars: int = 64_000_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.entries = entries
+        self.chars = chars
         self.clock = clock
         self._held: OrderedDict[str, tuple[float, str]] = OrderedDict()  # oldest use first
+        self._size = 0  # characters held
         self._lock = threading.Lock()
 
     def get(self, key: str) -> str | None:
@@ -30,17 +38,24 @@ class LocalCache(ResultCache):
             if found is None:
                 return None
             if found[0] <= self.clock():
-                del self._held[key]
+                self._drop(key)
                 return None
             self._held.move_to_end(key)
             return found[1]
 
     def put(self, key: str, value: str, ttl_seconds: int) -> None:
         with self._lock:
+            if key in self._held:
+                self._drop(key)
+            if len(value) > self.chars:
+                return  # larger than the whole cache: not kept
             self._held[key] = (self.clock() + ttl_seconds, value)
-            self._held.move_to_end(key)
-            while len(self._held) > self.entries:
-                self._held.popitem(last=False)
+            self._size += len(value)
+            while len(self._held) > self.entries or self._size > self.chars:
+                self._drop(next(iter(self._held)))
+
+    def _drop(self, key: str) -> None:
+        self._size -= len(self._held.pop(key)[1])
 
     def __len__(self) -> int:
         with self._lock:
