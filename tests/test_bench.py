@@ -1,4 +1,4 @@
-"""``hindsight bench scale`` runs end to end on a small store."""
+"""``hindsight bench scale`` and ``bench cache`` run end to end on a small store."""
 
 from __future__ import annotations
 
@@ -59,6 +59,18 @@ def test_bench_scale_reports_every_figure(tmp_path: Path) -> None:
         assert figures[key] > 0, key
     assert figures["recall_p95_ms"] >= figures["recall_p50_ms"]
     assert len(QUERIES) >= 8
+
+
+def test_bench_cache_times_hits_beside_searched_recalls(tmp_path: Path) -> None:
+    args = ["--home", str(tmp_path / "b"), "bench", "cache", "--n", "200", "--queries", "12"]
+    result = CliRunner().invoke(cli, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["backend"] == "process" and figures["hits_equal_misses"] is True
+    assert 1 < figures["queries"] <= 12
+    for key in ("uncached_p50_ms", "miss_p50_ms", "hit_p50_ms", "hit_p95_ms", "speedup_p50"):
+        assert figures[key] > 0, key
+    assert figures["hit_p50_ms"] < figures["uncached_p50_ms"]
 
 
 def test_bench_scale_deals_memories_out_to_owners(tmp_path: Path) -> None:

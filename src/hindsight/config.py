@@ -121,6 +121,14 @@ class Settings(BaseSettings):
     # and in a query when a recall names no time zone of its own
     timezone: str = "UTC"
     hnsw_threshold: int = Field(default=20_000, gt=0)
+    # recall results kept this long (0: not cached): in Redis with redis_url (shared by
+    # every server), else in this process, at most recall_cache_entries of them (and
+    # recall_cache_megabytes). Keyed on
+    # each owner's change count in the database, so any write to an owner, by any
+    # process, retires its entries (see hindsight.recall_cache)
+    recall_cache_seconds: int = Field(default=300, ge=0)
+    recall_cache_entries: int = Field(default=4_096, gt=0)
+    recall_cache_megabytes: int = Field(default=64, gt=0)  # in process: of JSON text (~MB)
     # keyword-index documents a process keeps in memory, over all owners (~1 KB each);
     # past it, the owners searched longest ago are let go and rebuilt or loaded when next
     # searched

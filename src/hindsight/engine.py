@@ -46,6 +46,7 @@ from hindsight.models import (
     Turn,
     new_id,
 )
+from hindsight.recall_cache import RecallCache
 from hindsight.review import ReviewItem
 from hindsight.search import Search
 from hindsight.sessions import Sessions
@@ -56,6 +57,7 @@ from hindsight.store import (
     StoreStats,
     UsageRow,
     WorkingTurn,
+    open_result_cache,
     open_store,
     open_working,
 )
@@ -132,6 +134,7 @@ class Hindsight:
             zone=self._zone,
         )
         self._search = Search(settings, self.store, self.embedder)
+        self._recall = RecallCache(self.store, self._search, open_result_cache(settings))
         self._sessions = Sessions(settings, self.working, self._ingest)
         self._distil = Distil(self.store, self._ingest)
         # the LLM (hindsight.llm): made on first use; every call accounted in the store
@@ -153,6 +156,7 @@ class Hindsight:
             return
         try:
             self._search.flush_access(force=True)
+            self._recall.close()
             self.working.close()
             if self._notifier is not None:
                 self._notifier.close()
@@ -252,6 +256,8 @@ class Hindsight:
         searching several needs read access to each. ``timezone`` (an IANA name such
         as "America/New_York", or an offset such as "-05:00") is the asker's: the days
         that "yesterday" or "on 8 May" in the query mean; by default ``settings.timezone``.
+        The same recall again, of owners unchanged since, may be answered from the recall
+        cache (:mod:`hindsight.recall_cache`), audited and counted all the same.
         """
         weights = self._owner_weights(owners)
         query = self._ingest.reader.text(query, "query")
@@ -270,8 +276,8 @@ class Hindsight:
         )
         zone = self._zone if timezone is None else validate.time_zone(timezone)
         self.principal.check_read(weights)
-        results = self._search.recall(
-            flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+        results = self._recall.recall(
+            self.principal, flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
         )
         if self.settings.audit_recalls:
             self._audit_recall(list(weights), query, k, results)

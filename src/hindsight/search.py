@@ -94,7 +94,7 @@ class Search:
             scored = screen(scored, self.guard, window=max(2 * k, 20))
         scored = current_first(scored, query_terms(query), text_terms)
         results = pack(scored, k=k, token_budget=token_budget)
-        self._note_access([r.memory.id for r in results])
+        self.note_access([r.memory.id for r in results])
         return results
 
     def _outdated(self, best: list[Memory]) -> dict[str, float]:
@@ -142,8 +142,8 @@ class Search:
         found.update((reply.id, reply) for reply in replies.values())
         return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
 
-    def _note_access(self, ids: Iterable[str]) -> None:
-        """Count recalls in memory; write them in batches off the hot path."""
+    def note_access(self, ids: Iterable[str]) -> None:
+        """Count recalls of these memories in memory; write them in batches off the hot path."""
         with self._access_lock:
             for mid in ids:
                 self._access[mid] = self._access.get(mid, 0) + 1

@@ -111,6 +111,38 @@ def bench_scale(
     _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 20))
 
 
+@bench.command("cache")
+@click.option(
+    "--n",
+    "n",
+    type=click.IntRange(1, 10_000_000),
+    default=10_000,
+    show_default=True,
+    help="How many memories to build the store with.",
+)
+@click.option(
+    "--queries",
+    type=click.IntRange(1, 100_000),
+    default=200,
+    show_default=True,
+    help="How many distinct recalls to time, uncached, missed and hit.",
+)
+@json_option
+@_out_option
+@click.pass_obj
+def bench_cache(app: App, n: int, queries: int, as_json: bool, out: Path | None) -> None:
+    """Time recalls answered from the recall cache beside the same recalls searched.
+
+    The cache is where the settings put it: Redis with HINDSIGHT_REDIS_URL, else this
+    process. Runs in a fresh temporary store unless --home is given on the group.
+    """
+    from hindsight.bench import cache
+
+    with _store(app, "hs-c-", n, "ingesting") as (settings, step):
+        result = cache.run(settings, n, queries=queries, progress=step)
+    _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 17))
+
+
 def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--limit",

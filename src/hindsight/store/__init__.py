@@ -11,6 +11,7 @@ from hindsight.store.base import (
     AuditEntry,
     Filter,
     Request,
+    ResultCache,
     Store,
     StoreStats,
     TextIndexing,
@@ -97,10 +98,25 @@ def open_working(settings: Settings, store: Store) -> WorkingMemory:
     return SQLWorkingMemory(store.db)
 
 
+def open_result_cache(settings: Settings) -> ResultCache | None:
+    """Where recall results are kept: nowhere when ``recall_cache_seconds`` is 0, in
+    Redis when ``redis_url`` is set (shared by every server), else in this process."""
+    if settings.recall_cache_seconds == 0:
+        return None
+    if settings.redis_url is not None:
+        from hindsight.store.redis_cache import RedisCache
+
+        return RedisCache(settings.redis_url)
+    from hindsight.store.result_cache import LocalCache
+
+    return LocalCache(settings.recall_cache_entries, chars=settings.recall_cache_megabytes * 10**6)
+
+
 __all__ = [
     "AuditEntry",
     "Filter",
     "Request",
+    "ResultCache",
     "Store",
     "StoreStats",
     "TextIndexing",
@@ -108,6 +124,7 @@ __all__ = [
     "UsageRow",
     "WorkingMemory",
     "WorkingTurn",
+    "open_result_cache",
     "open_store",
     "open_working",
     "scratch",

@@ -148,6 +148,23 @@ class StoreStats:
     size_bytes: int
 
 
+class ResultCache(abc.ABC):
+    """Text values under string keys, each kept for a while: in this process, or in
+    Redis shared by servers. A failure to reach it is a
+    :class:`~hindsight.errors.StoreError`."""
+
+    @abc.abstractmethod
+    def get(self, key: str) -> str | None:
+        """The value kept under ``key``, if it has not expired."""
+
+    @abc.abstractmethod
+    def put(self, key: str, value: str, ttl_seconds: int) -> None:
+        """Keep ``value`` under ``key`` for ``ttl_seconds``."""
+
+    def close(self) -> None:  # noqa: B027 - nothing to release by default
+        """Release what it holds (a connection)."""
+
+
 class WorkingMemory(abc.ABC):
     """Sessions' recent turns: in the store's database, or in Redis for shared servers."""
 
@@ -282,6 +299,19 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
         """Memory ids and BM25 scores (higher is better), best first, within the filter."""
+
+    @abc.abstractmethod
+    def generations(self, owners: Sequence[str]) -> dict[str, int]:
+        """For each owner, a number that grows with every committed change to its
+        memories, made by any process (a write, an update, a forget, a re-embedding: each
+        in the same transaction as the change), and never returns to a value it had: what
+        a cache of reads keys on (:mod:`hindsight.recall_cache`). Recorded access does
+        not change it."""
+
+    @abc.abstractmethod
+    def identity(self) -> str:
+        """A name for this store's data, the same in every process that opens it: caches
+        shared by stores (a Redis) keep their entries apart by it."""
 
     @abc.abstractmethod
     def record_access(self, hits: dict[str, int], at: datetime) -> None:

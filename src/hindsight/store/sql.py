@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, replace
@@ -128,6 +129,7 @@ class SQLStore(Store):
         self._added_in_hold: int | None = None  # memories added in exclusive(), if it wrote
         self._dimension: int | None = None
         self._model: str | None = None
+        self._identity: str | None = None
 
     def close(self) -> None:
         if self._closed:
@@ -626,6 +628,37 @@ class SQLStore(Store):
         if self._writes % _PRUNE_EVERY == 0:
             self.prune_logs()
         self.db.wrote(added)
+
+    # -- what caches of reads key on -------------------------------------------
+    def generations(self, owners: Sequence[str]) -> dict[str, int]:
+        # Every change to a memory rebuilds its keyword-index row, in its transaction, and
+        # logs it in keyword_log (the index in every process catches up from it), in
+        # commit order: the owner's newest entry there is the change count. Not below the
+        # log's pruned mark, so an owner whose entries were all pruned never counts less
+        # than before (the mark only grows, past every entry it removed).
+        names = sorted(set(owners))
+        among, values = self.db.among(names)
+        with self.db.snapshot():
+            pruned = self.db.pruned("keyword_log")
+            rows = self.db.read(
+                f"SELECT owner, max(seq) FROM keyword_log WHERE owner {among} GROUP BY owner",
+                values,
+            )
+        newest = {owner: int(seq) for owner, seq in rows}
+        return {owner: max(newest.get(owner, 0), pruned) for owner in names}
+
+    def identity(self) -> str:
+        if self._identity is None:
+            with self.db.tx() as conn:  # made once, by whichever process asks first
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('store_id', ?) "
+                    "ON CONFLICT (key) DO NOTHING",
+                    (uuid.uuid4().hex,),
+                )
+                self._identity = str(
+                    conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0]
+                )
+        return self._identity
 
     # -- access, deletion ------------------------------------------------------
     def record_access(self, hits: dict[str, int], at: datetime) -> None:

@@ -1,0 +1,190 @@
+"""The recall cache: the same recall asked again, by the same caller, of owners that have
+not changed, is answered from the first answer (for ``settings.recall_cache_seconds``,
+five minutes by default; 0 turns it off).
+
+Where: in Redis when ``redis_url`` is set (shared by every server), else in this
+process (the ``recall_cache_entries`` used last; :mod:`hindsight.store.result_cache`).
+
+Never stale: the key holds each searched owner's generation
+(:meth:`~hindsight.store.Store.generations`), read from the database before the recall
+it caches. Every change to an owner's memories (retain, update, import, a review
+decision, forget, and any later writer: the store counts it in the change's own
+transaction, not the engine method that asked for it) makes a new generation, so the
+next recall asks for a key nobody has filled. No process tells another, or Redis, of a
+write: several servers sharing PostgreSQL without Redis each keep a cache of their own
+and none serves what another's write changed. Entries of past generations are never
+asked for again; they expire (or, in process, make way).
+
+Never another's: the key also holds the caller (its name, scopes and trust), every
+option of the recall (owners and weights, query, k, the whole store filter: kinds,
+since, until, min_confidence, include_history; token_budget, the time zone, and the span
+of time the query names as resolved now: "yesterday" after midnight is another key),
+the store's identity (a Redis shared by several stores keeps them apart) and what shapes
+a ranking (the embedding model, fusion and rerank settings, the version).
+
+A hit is the answer as JSON (as :func:`hindsight.views.recall_hit`: no pickle), rebuilt
+into new objects each time, so a caller that changes a result changes nothing kept; it
+is audited and its access counted as any recall's (by the engine and here). Kept as it
+was: the recency boost as of the first answer (at most minutes older) and the access
+counts it showed. A cache that fails (Redis down) is a warning, and the recall is
+answered without it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+from datetime import UTC, datetime, tzinfo
+from typing import Any, Final
+
+from hindsight import views
+from hindsight.access import Principal
+from hindsight.errors import StoreError, ValidationError
+from hindsight.models import RecallResult
+from hindsight.search import Search
+from hindsight.store import Filter, ResultCache, Store
+from hindsight.timewords import asked_period
+
+_log = logging.getLogger("hindsight.recall_cache")
+_FORMAT: Final = 1  # of a key's parts and an entry's JSON: a new one misses the old
+# The settings that change what a recall of the same memories returns.
+_SHAPING: Final = frozenset(
+    {
+        "fusion",
+        "rrf_k",
+        "candidates",
+        "recency_half_life_days",
+        "guard",
+        "trust",
+        "trusted_at",
+        "on_unsafe",
+        "context_turns",
+        "context_chars",
+        "context_weight",
+        "timezone",
+        "hnsw_threshold",
+    }
+)
+
+
+class RecallCache:
+    """Recall through :class:`~hindsight.search.Search`, answered from ``cache`` when
+    the same caller asked the same of the same owners' memories (None: never)."""
+
+    def __init__(self, store: Store, search: Search, cache: ResultCache | None) -> None:
+        self.store = store
+        self.search = search
+        self.cache = cache
+        self.ttl = search.settings.recall_cache_seconds
+        self._shape: str | None = None  # the store's identity and settings, made once
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+    def recall(
+        self,
+        principal: Principal,
+        flt: Filter,
+        query: str,
+        *,
+        k: int,
+        weights: dict[str, float],
+        zone: tzinfo,
+        token_budget: int | None,
+    ) -> list[RecallResult]:
+        """What :meth:`Search.recall` answers, from the cache when it holds it."""
+        if self.cache is None:
+            return self.search.recall(
+                flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+            )
+        # The key first: a write committed after this read makes a generation this
+        # entry does not name, whether the search below saw the write or not.
+        key = self.key(
+            principal, flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+        )
+        hit = self._get(key)
+        if hit is not None:
+            self.search.note_access(r.memory.id for r in hit)
+            return hit
+        results = self.search.recall(
+            flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+        )
+        try:
+            self.cache.put(key, views.dumps([_entry(r) for r in results]), self.ttl)
+        except StoreError as exc:
+            _log.warning("recall not cached: %s", exc)
+        return results
+
+    def key(
+        self,
+        principal: Principal,
+        flt: Filter,
+        query: str,
+        *,
+        k: int,
+        weights: dict[str, float],
+        zone: tzinfo,
+        token_budget: int | None,
+    ) -> str:
+        """The digest of everything an answer depends on (see the module's docstring)."""
+        parts: dict[str, Any] = {
+            "shape": self._shaping(),
+            "principal": dataclasses.asdict(principal),
+            "generations": sorted(self.store.generations(list(flt.owners)).items()),
+            "weights": sorted(weights.items()),
+            "filter": dataclasses.asdict(flt),  # a field added to it joins the key
+            "query": query,
+            "k": k,
+            "token_budget": token_budget,
+            "zone": str(zone),
+            "period": _period(query, zone),
+        }
+        return hashlib.sha256(views.dumps(parts).encode("utf-8")).hexdigest()
+
+    def _get(self, key: str) -> list[RecallResult] | None:
+        assert self.cache is not None
+        try:
+            kept = self.cache.get(key)
+        except StoreError as exc:
+            _log.warning("recall cache not read, answering without it: %s", exc)
+            return None
+        if kept is None:
+            return None
+        try:
+            return [views.recall_hit_from(hit) for hit in json.loads(kept)]
+        except (ValueError, KeyError, TypeError, ValidationError) as exc:
+            _log.warning("recall cache entry unreadable, answering without it: %s", exc)
+            return None
+
+    def _shaping(self) -> str:
+        if self._shape is None:
+            from hindsight import __version__  # the package's, once it has loaded
+
+            settings = self.search.settings.model_dump(include=set(_SHAPING))
+            self._shape = views.dumps(
+                [
+                    _FORMAT,
+                    __version__,
+                    self.store.identity(),
+                    self.search.embedder.model_id,
+                    sorted(settings.items()),
+                ]
+            )
+        return self._shape
+
+
+def _entry(result: RecallResult) -> dict[str, Any]:
+    """A result as :func:`views.recall_hit_from` reads it, its explanation unrounded (the
+    views round it for people): a hit is the answer it repeats, to the last digit."""
+    return {**views.recall_hit(result), "explanation": dataclasses.asdict(result.explanation)}
+
+
+def _period(query: str, zone: tzinfo) -> list[Any] | None:
+    """The span of time ``query`` names, resolved now (as the recall will resolve it)."""
+    period = asked_period(query, datetime.now(UTC), zone)
+    if period is None:
+        return None
+    return [period.start, period.end, period.month]
