@@ -20,6 +20,7 @@ from hindsight.embed import Embeddings
 from hindsight.errors import StoreError
 from hindsight.guard import Policy, screen
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
+from hindsight.names import resolve
 from hindsight.recall import (
     Rerank,
     current_first,
@@ -65,6 +66,10 @@ class Search:
         token_budget: int | None,
     ) -> list[RecallResult]:
         n = max(self.settings.candidates, k * 2)
+        # "Mohammed" asked about is the "Muhhamed" who speaks in the turns
+        query = resolve(
+            query, [name for owner in flt.owners for name in self.store.speakers(owner)]
+        )
         vector = self.embedder.encode_query(query)
         now = datetime.now(UTC)
         period = asked_period(query, now, zone)

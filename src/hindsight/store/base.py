@@ -397,5 +397,9 @@ class Store(abc.ABC):
         """Every owner that has memories, sorted."""
 
     @abc.abstractmethod
+    def speakers(self, owner: str, limit: int = 200) -> list[str]:
+        """The names that speak in ``owner``'s memories (at most ``limit``), sorted."""
+
+    @abc.abstractmethod
     def stats(self, owner: str | None = None) -> StoreStats:
         """Counts of long-term memory; ``working_turns`` is 0 (working memory is apart)."""

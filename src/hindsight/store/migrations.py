@@ -153,6 +153,12 @@ _POSTGRES_BACKFILL = """
         ON CONFLICT DO NOTHING
 """
 
+# The names people in an owner's memories go by (SQLite 10, PostgreSQL 8): read one
+# seek per name (see SqlStore.speakers), so recall can match a query's spelling of one.
+SPEAKERS = """
+    CREATE INDEX memories_owner_speaker ON memories (owner, speaker) WHERE speaker IS NOT NULL
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -280,6 +286,7 @@ SQLITE: list[Migration] = [
     (7, LIFECYCLE.format(real="REAL")),
     (8, LLM_USAGE.format(real="REAL")),
     (9, AUDIT_REFS.format(backfill=_SQLITE_BACKFILL)),
+    (10, SPEAKERS),
 ]
 
 
@@ -384,6 +391,7 @@ POSTGRES: list[Migration] = [
     (5, LIFECYCLE.format(real="DOUBLE PRECISION")),
     (6, LLM_USAGE.format(real="DOUBLE PRECISION")),
     (7, AUDIT_REFS.format(backfill=_POSTGRES_BACKFILL)),
+    (8, SPEAKERS),
 ]
 
 

@@ -861,6 +861,20 @@ class SQLStore(Store):
     def owners(self) -> list[str]:
         return sorted(r[0] for r in self.db.read("SELECT DISTINCT owner FROM memories"))
 
+    def speakers(self, owner: str, limit: int = 200) -> list[str]:
+        # one index seek per name (memories_owner_speaker), however many memories
+        rows = self.db.read(
+            "WITH RECURSIVE names(name, n) AS ("
+            " SELECT (SELECT min(speaker) FROM memories"
+            "  WHERE owner = ? AND speaker IS NOT NULL), 1"
+            " UNION ALL"
+            " SELECT (SELECT min(speaker) FROM memories WHERE owner = ? AND speaker > names.name),"
+            "  n + 1 FROM names WHERE names.name IS NOT NULL AND n < ?"
+            ") SELECT name FROM names WHERE name IS NOT NULL",
+            (owner, owner, limit),
+        )
+        return [r[0] for r in rows]
+
     def stats(self, owner: str | None = None) -> StoreStats:
         cond, params = ("WHERE owner = ?", (owner,)) if owner else ("", ())
         by_kind = dict(

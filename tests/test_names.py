@@ -1,0 +1,78 @@
+"""Names as a query spells them, matched to the store's spelling."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hindsight import Hindsight
+from hindsight.names import resolve, skeleton
+
+NAMES = ["Muhhamed", "Fahim Khan", "Caroline", "Melanie"]
+
+
+@pytest.mark.parametrize(
+    ("query", "read"),
+    [
+        ("What did Mohammed say about cricket?", "What did Muhhamed say about cricket?"),
+        ("What games do Faheem and Muhammad play?", "What games do Fahim and Muhhamed play?"),
+        ("What does Mohamed Kahn do?", "What does Muhhamed Khan do?"),
+        ("What is Carolyn doing?", "What is Caroline doing?"),
+        ("What did Melany say?", "What did Melanie say?"),
+        # not names of this store, or too short to tell
+        ("Is Maddie coming to Madrid?", "Is Maddie coming to Madrid?"),
+        ("What did Mike and Melody do?", "What did Mike and Melody do?"),
+        ("Did Mel call?", "Did Mel call?"),
+        # lower case is a word, not a name
+        ("what did the caroling group sing?", "what did the caroling group sing?"),
+    ],
+)
+def test_a_name_is_read_as_the_store_spells_it(query: str, read: str) -> None:
+    assert resolve(query, NAMES) == read
+
+
+def test_a_word_close_to_two_names_is_left_alone() -> None:
+    assert resolve("Where is Marie?", ["Mary", "Maria"]) == "Where is Marie?"
+
+
+def test_skeleton() -> None:
+    assert skeleton("Muhhamed") == skeleton("Mohammed") == skeleton("Muhammad") == "m*m*d"
+    assert skeleton("Catherine") == skeleton("Katherine")
+    assert skeleton("Zoë") == skeleton("Zoe") == "z"
+
+
+words = st.text(alphabet=st.characters(categories=["L", "Zs", "P"]), max_size=60)
+
+
+@given(words)
+def test_no_names_no_change(query: str) -> None:
+    assert resolve(query, []) == query
+
+
+@given(st.lists(st.sampled_from(NAMES), max_size=4))
+def test_known_names_stay_as_they_are(names: list[str]) -> None:
+    query = "Did " + " and ".join(names) + " meet?"
+    assert resolve(query, NAMES) == query
+
+
+def test_recall_finds_a_speaker_by_another_spelling(hs: Hindsight) -> None:
+    hs.retain(
+        "chat:names",
+        messages=[
+            {"role": "user", "speaker": "Muhhamed", "content": "I bowled all afternoon."},
+            {"role": "user", "speaker": "Fahim Khan", "content": "I bowled all afternoon."},
+            {"role": "user", "speaker": "Caroline", "content": "I bowled all afternoon."},
+        ],
+    )
+    assert hs.store.speakers("chat:names") == ["Caroline", "Fahim Khan", "Muhhamed"]
+    for query, speaker in (
+        ("What did Mohammed do all afternoon?", "Muhhamed"),
+        ("Did Faheem bowl all afternoon?", "Fahim Khan"),
+    ):
+        (top, *_) = hs.recall("chat:names", query, kinds=["episode"])
+        assert top.memory.provenance.speaker == speaker
+        # the keyword channel found the name as the store spells it (the rest of the
+        # words are in every turn alike and score nothing)
+        assert top.explanation.channels["bm25"].rank == 1
+        assert top.explanation.channels["bm25"].score > 0.1
