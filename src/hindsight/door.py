@@ -52,6 +52,9 @@ class Operation(enum.StrEnum):
     SUMMARIZE = "summarize"
     REFLECT = "reflect"
     REVIEW = "review"  # a reviewer's decision on a memory the guard held
+    PIN = "pin"  # kept from decay and archive (hindsight.lifecycle)
+    UNPIN = "unpin"
+    RESTORE = "restore"  # an archived memory made active again
 
 
 @dataclass(frozen=True, slots=True)

@@ -529,6 +529,8 @@ def _why(r: RecallResult) -> str:
     e = r.explanation
     found = ", ".join(f"{name} #{hit.rank} ({hit.score:.3g})" for name, hit in e.channels.items())
     boosts = ", ".join(f"{name} x{value:.2f}" for name, value in e.boosts.items())
+    if e.confidence is not None and round(e.confidence, 2) != round(r.memory.confidence, 2):
+        boosts += f" (confidence {r.memory.confidence:.2f} decayed to {e.confidence:.2f})"
     weight = f", owner weight x{e.owner_weight:g}" if e.owner_weight != 1.0 else ""
     return f"found by {found}; fused {e.fused:.3g}; boosts {boosts}{weight}"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, tzinfo
 from typing import Final
 
@@ -19,6 +19,7 @@ from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.errors import StoreError
 from hindsight.guard import Policy, screen
+from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
 from hindsight.recall import (
     Rerank,
@@ -42,13 +43,25 @@ _log = logging.getLogger("hindsight.search")
 class Search:
     """Recall over one store."""
 
-    def __init__(self, settings: Settings, store: Store, embedder: Embeddings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embeddings,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        self.rerank = Rerank(half_life_days=settings.recency_half_life_days)
+        self.clock = clock
+        self.rerank = Rerank(
+            half_life_days=settings.recency_half_life_days,
+            decay=Decay(settings.decay_per_week, settings.decay_counts_recall),
+        )
         self.guard = Policy.of(settings) if settings.guard else None
         self._access: dict[str, int] = {}
+        self._access_at: datetime | None = None  # when the latest counted recall was made
         self._access_lock = threading.Lock()
         self._access_flushed = time.monotonic()
 
@@ -64,7 +77,7 @@ class Search:
     ) -> list[RecallResult]:
         n = max(self.settings.candidates, k * 2)
         vector = self.embedder.encode_query(query)
-        now = datetime.now(UTC)
+        now = self.clock()
         period = asked_period(query, now, zone)
         channels = {
             "dense": self.store.vector_search(flt, vector, n),
@@ -87,10 +100,19 @@ class Search:
             rerank=self.rerank,
             period=period,
         )
+        if flt.min_confidence is not None:
+            # the store kept stored confidence >= the bound (decay only lowers it); what a
+            # user means is the effective one
+            scored = [
+                r
+                for r in scored
+                if r.explanation.confidence is None
+                or r.explanation.confidence >= flt.min_confidence
+            ]
         if self.guard is not None:
             scored = screen(scored, self.guard, window=max(2 * k, 20))
         results = pack(scored, k=k, token_budget=token_budget)
-        self._note_access([r.memory.id for r in results])
+        self._note_access([r.memory.id for r in results], now)
         return results
 
     def _lift_replies(
@@ -126,9 +148,10 @@ class Search:
         found.update((reply.id, reply) for reply in replies.values())
         return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
 
-    def _note_access(self, ids: Iterable[str]) -> None:
+    def _note_access(self, ids: Iterable[str], at: datetime) -> None:
         """Count recalls in memory; write them in batches off the hot path."""
         with self._access_lock:
+            self._access_at = at if self._access_at is None else max(self._access_at, at)
             for mid in ids:
                 self._access[mid] = self._access.get(mid, 0) + 1
         self.flush_access()
@@ -142,11 +165,13 @@ class Search:
             if not self._access or not (force or due):
                 return
             pending, self._access = self._access, {}
+            at, self._access_at = self._access_at or self.clock(), None
             self._access_flushed = time.monotonic()
         try:
-            self.store.record_access(pending, datetime.now(UTC))
+            self.store.record_access(pending, at)
         except StoreError as exc:  # bookkeeping: never fail the read that asked for it
             _log.warning("access counts not recorded, kept for the next flush: %s", exc)
             with self._access_lock:
+                self._access_at = at if self._access_at is None else max(self._access_at, at)
                 for mid, n in pending.items():
                     self._access[mid] = self._access.get(mid, 0) + n

@@ -217,6 +217,11 @@ class ExplanationOut(BaseModel):
     boosts: dict[str, float]
     owner_weight: float
     final: float
+    confidence: float | None = Field(
+        default=None,
+        description="The effective confidence the confidence boost used: the stored one, "
+        "decayed for the weeks the memory went unused.",
+    )
 
 
 class RecallHit(BaseModel):
