@@ -5,7 +5,8 @@ as a table for people or as JSON (``--json``) for scripts. Errors are mapped to
 one line and an exit code in one place (:mod:`hindsight.cli.base`). The memory
 commands live in :mod:`~hindsight.cli.commands`, the benchmarks in
 :mod:`~hindsight.cli.bench`, background work in :mod:`~hindsight.cli.jobs`, the review
-queue and the audit log in :mod:`~hindsight.cli.review`.
+queue and the audit log in :mod:`~hindsight.cli.review`, pin, restore and the
+maintenance pass in :mod:`~hindsight.cli.lifecycle`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hindsight.cli.commands import cli
 # Registered by import: each module adds its commands to the group.
 from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
 from hindsight.cli import jobs as _jobs  # noqa: F401  # isort: skip
+from hindsight.cli import lifecycle as _lifecycle  # noqa: F401  # isort: skip
 from hindsight.cli import review as _review  # noqa: F401  # isort: skip
 from hindsight.cli import serve as _serve  # noqa: F401  # isort: skip
 
