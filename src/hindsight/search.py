@@ -60,8 +60,8 @@ class Search:
             decay=Decay(settings.decay_per_week, settings.decay_counts_recall),
         )
         self.guard = Policy.of(settings) if settings.guard else None
-        self._access: dict[str, int] = {}
-        self._access_at: datetime | None = None  # when the latest counted recall was made
+        # recalls not yet written: id -> (times returned, when last returned)
+        self._access: dict[str, tuple[int, datetime]] = {}
         self._access_lock = threading.Lock()
         self._access_flushed = time.monotonic()
 
@@ -89,6 +89,7 @@ class Search:
         # recall's time): the boosts after fusion seldom carry one from beyond into the top k.
         depth = sorted(fused, key=lambda mid: (-fused[mid], mid))[: max(HYDRATE_DEPTH, 5 * k)]
         found = {m.id: m for m in self.store.get(depth)}
+        self._overlay_access(found)
         best = [found[mid] for mid in depth[: 2 * k] if mid in found]
         ranked["reply"] = self._lift_replies(fused, found, best, flt)
         scored = score(
@@ -149,12 +150,23 @@ class Search:
         return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
 
     def _note_access(self, ids: Iterable[str], at: datetime) -> None:
-        """Count recalls in memory; write them in batches off the hot path."""
+        """Count recalls in memory (with when each id was last returned); write them in
+        batches off the hot path."""
         with self._access_lock:
-            self._access_at = at if self._access_at is None else max(self._access_at, at)
             for mid in ids:
-                self._access[mid] = self._access.get(mid, 0) + 1
+                count, last = self._access.get(mid, (0, at))
+                self._access[mid] = (count + 1, max(last, at))
         self.flush_access()
+
+    def _overlay_access(self, found: dict[str, Memory]) -> None:
+        """Recalls not yet written still count as use: decay reads them at once."""
+        with self._access_lock:
+            for mid, (_, at) in self._access.items():
+                memory = found.get(mid)
+                if memory is not None and (
+                    memory.last_accessed_at is None or memory.last_accessed_at < at
+                ):
+                    memory.last_accessed_at = at
 
     def flush_access(self, *, force: bool = False) -> None:
         with self._access_lock:
@@ -165,13 +177,20 @@ class Search:
             if not self._access or not (force or due):
                 return
             pending, self._access = self._access, {}
-            at, self._access_at = self._access_at or self.clock(), None
             self._access_flushed = time.monotonic()
+        by_time: dict[datetime, dict[str, int]] = {}
+        for mid, (count, at) in pending.items():
+            by_time.setdefault(at, {})[mid] = count
+        done: set[str] = set()
         try:
-            self.store.record_access(pending, at)
+            for at in sorted(by_time):  # each recall's time, for decay (one write each)
+                self.store.record_access(by_time[at], at)
+                done.update(by_time[at])
         except StoreError as exc:  # bookkeeping: never fail the read that asked for it
             _log.warning("access counts not recorded, kept for the next flush: %s", exc)
             with self._access_lock:
-                self._access_at = at if self._access_at is None else max(self._access_at, at)
-                for mid, n in pending.items():
-                    self._access[mid] = self._access.get(mid, 0) + n
+                for mid, (count, at) in pending.items():
+                    if mid in done:
+                        continue
+                    now_count, last = self._access.get(mid, (0, at))
+                    self._access[mid] = (now_count + count, max(last, at))
