@@ -151,7 +151,7 @@ def test_a_restatement_sets_used_at(life: Hindsight, clock: Clock) -> None:
     assert life.get(fact.id).used_at == clock.now
 
 
-# -- pin, archive, restore ---------------------------------------------------------------------------
+# -- pin, archive, restore ------------------------------------------------------------------
 def test_the_pass_archives_stale_memories_after_ninety_unused_days(
     life: Hindsight, clock: Clock
 ) -> None:
@@ -305,7 +305,7 @@ def test_expires_at_is_validated_and_bad_input_changes_nothing(
     mid = remember(life, "The user likes tea", 0.9)
     bad = [
         ("2027-01-01T00:00:00", "zone"),  # naive
-        (datetime(2027, 1, 1), "time zone"),  # noqa: DTZ001 - naive on purpose
+        (datetime(2027, 1, 1), "time zone"),  # naive on purpose
         ("next tuesday", "ISO 8601"),
         (clock.now - DAY, "future"),
         (42, "datetime"),
