@@ -180,8 +180,10 @@ def test_the_lifecycle_year_is_seeded_and_checks_itself(tmp_path: Path) -> None:
     assert plan_year(600, 16, seed=4).weeks != first.weeks
     result = CliRunner().invoke(
         cli,
-        ["--home", str(tmp_path / "l"), "-q", "bench", "lifecycle", "--memories", "600"]
-        + ["--weeks", "16", "--json"],
+        [
+            *("--home", str(tmp_path / "l"), "-q", "bench", "lifecycle"),
+            *("--memories", "600", "--weeks", "16", "--json"),
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

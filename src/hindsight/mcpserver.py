@@ -327,7 +327,11 @@ class _Tools:
         return await self._call(self._pin, hs, memory_id, True)
 
     async def memory_unpin(self, memory_id: MemoryId) -> dict[str, Any]:
-        """Unpin a memory: it fades again while unused. Returns ok and the memory."""
+        """Unpin a memory, so that it fades again while unused and may be archived.
+
+        Use it when the user says a pinned memory no longer matters as much. Returns ok
+        and the memory.
+        """
         hs = self._caller()
         return await self._call(self._pin, hs, memory_id, False)
 
@@ -338,7 +342,8 @@ class _Tools:
     async def memory_restore(self, memory_id: MemoryId) -> dict[str, Any]:
         """Bring back an archived memory (one that went unused and faded), by id.
 
-        Returns ok and the memory, active again.
+        Archived memories are out of memory_search; use it when the user asks about
+        something that was archived. Returns ok and the memory, active again.
         """
         hs = self._caller()
         return await self._call(self._restore, hs, memory_id)
