@@ -155,7 +155,14 @@ def plan_year(memories: int, weeks: int, seed: int) -> Year:
 
 
 def _record(mid: str, owner: str, content: str, confidence: float) -> dict[str, Any]:
-    return {"id": mid, "owner": owner, "kind": "fact", "content": content, "confidence": confidence}
+    return {
+        "id": mid,
+        "owner": owner,
+        "kind": "fact",
+        "content": content,
+        "confidence": confidence,
+        "provenance": {"source": "user"},  # the user's own words, as retained
+    }
 
 
 @dataclass(slots=True)
