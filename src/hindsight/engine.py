@@ -284,6 +284,9 @@ class Hindsight:
         searching several needs read access to each. ``timezone`` (an IANA name such
         as "America/New_York", or an offset such as "-05:00") is the asker's: the days
         that "yesterday" or "on 8 May" in the query mean; by default ``settings.timezone``.
+        ``min_confidence`` bounds the effective confidence: the stored one decayed for the
+        weeks the memory went unused (:mod:`hindsight.lifecycle`), as each result's
+        explanation shows it. Archived, expired and retired memories are never returned.
         """
         weights = self._owner_weights(owners)
         query = self._ingest.reader.text(query, "query")
