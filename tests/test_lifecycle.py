@@ -381,6 +381,23 @@ def test_two_engines_on_one_postgres_do_the_work_once(
         assert len(first.store.receipts("session:s")) == 1
 
 
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_of_two_servers_the_one_holding_the_lease_runs_the_scheduled_pass(
+    settings: Settings, embedder: Embeddings, clock: Clock
+) -> None:
+    from hindsight import jobs
+
+    with Hindsight(settings, embedder=embedder, clock=clock) as first:
+        remember(first, "The user once tried a salsa class", 0.2)
+        remember(first, "The user once tried a pottery class", 0.2, owner="user:b")
+        clock.advance(100 * DAY)
+        with Hindsight(settings, embedder=embedder, clock=clock) as second:
+            assert jobs.maintain(first, holder="server-1") == 2
+            assert jobs.maintain(second, holder="server-2") == 0  # the lease is held
+            assert jobs.maintain(first, holder="server-1") == 0  # renewed; nothing left
+    assert "maintain" in jobs.JOBS and jobs.JOBS["maintain"].every is not None
+
+
 # -- the interfaces --------------------------------------------------------------------------------
 def test_maintain_as_of_through_the_cli(tmp_path: Path) -> None:
     home = tmp_path / "cli"

@@ -66,13 +66,13 @@ def prune_audit(hs: Hindsight) -> int:
 HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}"
 
 
-def maintain(hs: Hindsight) -> int:
+def maintain(hs: Hindsight, *, holder: str = HOLDER) -> int:
     """The maintenance pass (archive, expiry, retention), by the server that holds its
     lease: of several sharing one database, one runs it per interval. Returns how many
     memories it archived or forgot (0 when another server holds the lease)."""
     now = datetime.now(UTC)
     until = now + timedelta(seconds=hs.settings.maintain_interval_seconds)
-    if not hs.store.lease("maintain", HOLDER, until=until, now=now):
+    if not hs.store.lease("maintain", holder, until=until, now=now):
         return 0
     report = hs.maintain()
     return report.archived + report.expired + report.forgotten
