@@ -332,7 +332,7 @@ def table(report: LifecycleReport) -> list[str]:
     """The report for people: one column per configuration."""
     names = list(report.runs)
     rows = [f"{'':>24}  " + "  ".join(f"{n:>22}" for n in names)]
-    for key in YearResult.__slots__:  # type: ignore[attr-defined]
+    for key in YearResult.__slots__:
         values = [report.runs[n].as_dict()[key] for n in names]
         rows.append(f"{key:>24}  " + "  ".join(f"{v!s:>22}" for v in values))
     return [
