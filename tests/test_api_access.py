@@ -122,6 +122,20 @@ def _by_id(method: str) -> Callable[[World, httpx.Client], None]:
     return case
 
 
+def _lifecycle(method: str, action: str) -> Callable[[World, httpx.Client], None]:
+    """Pinning, unpinning or restoring one of bob's answers as for an unknown id."""
+
+    def case(w: World, http: httpx.Client) -> None:
+        answers = []
+        for memory_id in (w.bob_id, UNKNOWN_ID):
+            response = http.request(method, f"/v1/memories/{memory_id}/{action}")
+            denied(response, 404)
+            answers.append(str(response.json()).replace(memory_id, "ID"))
+        assert answers[0] == answers[1]
+
+    return case
+
+
 def _forget(w: World, http: httpx.Client) -> None:
     _by_id("DELETE")(w, http)
     denied(http.delete(f"/v1/memories/{w.bob_id}", params={"owner": ALICE}), 404)
@@ -152,6 +166,9 @@ def _mcp(w: World, http: httpx.Client) -> None:
         ("memory_write", {"owner": BOB, "content": "planted"}),
         ("memory_update", {"memory_id": w.bob_id, "content": "changed"}),
         ("memory_delete", {"memory_id": w.bob_id}),
+        ("memory_pin", {"memory_id": w.bob_id}),
+        ("memory_unpin", {"memory_id": w.bob_id}),
+        ("memory_restore", {"memory_id": w.bob_id}),
         ("memory_summarize", {"owner": BOB, "session_id": "s1"}),
         ("memory_reflect", {"owner": BOB}),
         ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
@@ -237,6 +254,10 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "reject": _decide("reject"),
     "audit": _audit,
     "verify_audit": _get("/v1/audit/verify"),
+    "pin": _lifecycle("POST", "pin"),
+    "unpin": _lifecycle("DELETE", "pin"),
+    "restore": _lifecycle("POST", "restore"),
+    "maintain": _post("/v1/maintain"),  # a pass over every owner needs a key for all
     "mcp": _mcp,
 }
 # Routes open to every caller, with why; each is checked to reveal no owner's data.
