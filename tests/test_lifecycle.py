@@ -448,3 +448,24 @@ def test_pin_restore_and_maintain_over_rest(life: Hindsight, clock: Clock) -> No
         cleared = api.patch(f"/v1/memories/{mid}", json={"expires_at": None}).json()
         assert cleared["expires_at"] is None
         assert api.post("/v1/memories/m_nope/restore").status_code == 404
+
+
+def test_an_owner_the_pass_empties_loses_its_index_files(
+    tmp_path: Path, embedder: Embeddings, clock: Clock
+) -> None:
+    settings = Settings(
+        home=tmp_path / "h",
+        hnsw_threshold=5,
+        sqlite_synchronous="OFF",
+        retention={"session:*": 30},
+    )
+    with Hindsight(settings, embedder=embedder, clock=clock) as hs:
+        for n in range(8):
+            remember(hs, f"The session planted tree number {n} in garden {n}", 0.9, "session:x")
+        hs.recall("session:x", "trees", k=3)  # builds the HNSW index, saved on close
+    assert any(settings.index_dir.iterdir())
+    clock.advance(31 * DAY)
+    with Hindsight(settings, embedder=embedder, clock=clock) as hs:
+        assert hs.maintain().forgotten == 8
+        assert list(settings.index_dir.iterdir()) == []  # deleted once the pass committed
+        assert hs.recall("session:x", "trees") == []
