@@ -108,7 +108,14 @@ def test_recall_explains_and_searches_weighted_owners(api: TestClient) -> None:
         api.post("/v1/recall", json={"owners": OWNER, "query": "where does she live?", "k": 3})
     )["results"]
     assert 0 < len(found) <= 3 and "Paris" in found[0]["memory"]["content"]
-    assert set(found[0]["explanation"]) == {"channels", "fused", "boosts", "owner_weight", "final"}
+    assert set(found[0]["explanation"]) == {
+        "channels",
+        "fused",
+        "boosts",
+        "owner_weight",
+        "final",
+        "confidence",
+    }
     both = ok(
         api.post(
             "/v1/recall",

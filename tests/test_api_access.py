@@ -170,6 +170,9 @@ def _mcp(w: World, http: httpx.Client) -> None:
         ("memory_delete", {"memory_id": w.bob_id}),
         ("memory_feedback", {"memory_id": w.bob_id, "useful": True}),
         ("memory_history", {"memory_id": w.bob_id}),
+        ("memory_pin", {"memory_id": w.bob_id}),
+        ("memory_unpin", {"memory_id": w.bob_id}),
+        ("memory_restore", {"memory_id": w.bob_id}),
         ("memory_summarize", {"owner": BOB, "session_id": "s1"}),
         ("memory_reflect", {"owner": BOB}),
         ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
@@ -263,6 +266,10 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "audit": _audit,
     "verify_audit": _get("/v1/audit/verify"),
     "usage": _usage,
+    "pin": _by_id_at("POST", "pin"),
+    "unpin": _by_id_at("DELETE", "pin"),
+    "restore": _by_id_at("POST", "restore"),
+    "maintain": _post("/v1/maintain"),  # a pass over every owner needs a key for all
     "mcp": _mcp,
 }
 # Routes open to every caller, with why; each is checked to reveal no owner's data.

@@ -182,3 +182,30 @@ def test_bench_guard_names_what_is_wrong_with_a_suite(tmp_path: Path) -> None:
     path.write_text(json.dumps(bad), encoding="utf-8")
     result = CliRunner().invoke(cli, ["bench", "guard", str(path)])
     assert result.exit_code == 2 and "family must be one of" in result.output
+
+
+def test_the_lifecycle_year_is_seeded_and_checks_itself(tmp_path: Path) -> None:
+    from hindsight.bench.lifecycle import plan_year
+
+    first, again = plan_year(600, 16, seed=3), plan_year(600, 16, seed=3)
+    assert first.weeks == again.weeks and sum(len(w) for w in first.weeks) == 600
+    assert plan_year(600, 16, seed=4).weeks != first.weeks
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("--home", str(tmp_path / "l"), "-q", "bench", "lifecycle"),
+            *("--memories", "600", "--weeks", "16", "--json"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert set(report["runs"]) == {"no_decay", "decay_recall_is_use", "decay_recall_not_use"}
+    off, decayed = report["runs"]["no_decay"], report["runs"]["decay_recall_not_use"]
+    assert off["archived"] == 0 and decayed["archived"] > 0
+    for run in report["runs"].values():
+        assert run["memories_written"] == 600
+        assert run["pinned_archived"] == run["current_archived"] == 0
+        assert run["stale_left_unarchived"] == run["expired_still_stored"] == 0
+        assert run["restored"] == run["archived"] and run["restore_failures"] == 0
+        assert run["expired"] > 0 and run["forgotten_by_retention"] > 0
+        assert run["mrr_at_10"] >= off["mrr_at_10"]

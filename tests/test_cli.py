@@ -554,7 +554,12 @@ def test_session_list_shows_open_sessions(tmp_path: Path) -> None:
 
 def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     listed = run_json(home, "jobs", "list")
-    assert [j["name"] for j in listed] == ["purge-expired", "prune-requests", "prune-audit"]
+    assert [j["name"] for j in listed] == [
+        "purge-expired",
+        "prune-requests",
+        "maintain",
+        "prune-audit",
+    ]
     assert all(j["every_seconds"] > 0 for j in listed)
     assert "purge-expired" in run(home, "jobs", "list").stdout
     monkeypatch.setenv("HINDSIGHT_WM_TTL_SECONDS", "1")

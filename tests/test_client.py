@@ -13,7 +13,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -34,6 +34,7 @@ from hindsight import (
     RetainResult,
     Settings,
     Source,
+    Status,
     StoreError,
     StoreTimeoutError,
     Turn,
@@ -125,6 +126,23 @@ def test_writes_land_in_the_store(client: Client, engine: Hindsight) -> None:
     assert client.import_records(records) == {"imported": len(records), "skipped": 0}
     assert client.import_records(records) == {"imported": 0, "skipped": len(records)}
     assert list(engine.export(OWNER)) == records
+
+
+def test_the_lifecycle_round_trips(client: Client, engine: Hindsight) -> None:
+    mid = client.retain(OWNER, "Carol once tried fencing.", kind="fact", confidence=0.2).created[0]
+    assert client.pin(mid) == engine.get(mid) and engine.get(mid).pinned
+    assert not client.unpin(mid).pinned
+    later = datetime.now(UTC) + timedelta(days=400)
+    report = client.maintain(later.isoformat())
+    assert report.archived >= 1 and report.owners >= 1
+    assert engine.get(mid).status is Status.ARCHIVED
+    assert client.restore(mid) == engine.get(mid) and engine.get(mid).status is Status.ACTIVE
+    expiring = datetime.now(UTC) + timedelta(days=1)
+    kept = client.retain(OWNER, "Gate code 4411.", kind="fact", expires_at=expiring).created[0]
+    assert engine.get(kept).expires_at == expiring
+    assert client.update(kept, expires_at=None).expires_at is None
+    with pytest.raises(ValidationError, match="zone"):
+        client.update(kept, expires_at="2099-01-01")
 
 
 def test_working_memory_summarize_reflect(client: Client, engine: Hindsight) -> None:

@@ -38,6 +38,9 @@ TOOLS = {
     "memory_delete": ["memory_id"],
     "memory_feedback": ["memory_id", "useful"],
     "memory_history": ["memory_id"],
+    "memory_pin": ["memory_id"],
+    "memory_unpin": ["memory_id"],
+    "memory_restore": ["memory_id"],
     "memory_summarize": ["owner", "session_id"],
     "memory_reflect": ["owner"],
     "session_append": ["owner", "session_id", "content"],
@@ -274,6 +277,28 @@ def test_update_then_delete_one_memory(mcp: Session) -> None:
     assert deleted["receipt_id"].startswith("r_")
     assert mcp.ok("memory_search", owner="user:erin", query="Lisbon spring")["results"] == []
     assert mcp.error("memory_delete", memory_id=mid) == f"NotFoundError: no memory with id {mid!r}"
+
+
+def test_pin_unpin_restore_and_an_expiring_write(mcp: Session) -> None:
+    mid = mcp.ok(
+        "memory_write", owner="user:erin", content="Erin is allergic to nuts", kind="fact"
+    )["id"]
+    assert mcp.ok("memory_pin", memory_id=mid)["memory"]["pinned"] is True
+    assert mcp.ok("memory_unpin", memory_id=mid)["memory"]["pinned"] is False
+    assert "not archived" in mcp.error("memory_restore", memory_id=mid)
+    assert "NotFoundError" in mcp.error("memory_pin", memory_id="m_unknown")
+    later = "2099-01-01T00:00:00Z"
+    written = mcp.ok(
+        "memory_write", owner="user:erin", content="Gate code 4411", kind="fact", expires_at=later
+    )
+    assert written["created"] == [written["id"]]
+    assert "zone" in mcp.error(
+        "memory_write",
+        owner="user:erin",
+        content="Gate code 1",
+        kind="fact",
+        expires_at="2099-01-01",
+    )
 
 
 def test_working_memory_fills_then_consolidates(mcp: Session) -> None:

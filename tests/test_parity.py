@@ -47,6 +47,10 @@ CLI: dict[str, tuple[str, ...]] = {
     "audit": ("audit", "list"),
     "verify_audit": ("audit", "verify"),
     "usage": ("usage",),
+    "pin": ("pin",),
+    "unpin": ("unpin",),
+    "restore": ("restore",),
+    "maintain": ("maintain",),
 }
 # library method -> REST operation ids (all of them must exist)
 REST: dict[str, set[str]] = {name: {name} for name in CLI if name != "purge_expired"} | {
@@ -66,6 +70,9 @@ MCP: dict[str, str] = {
     "reflect": "memory_reflect",
     "observe": "session_append",
     "window": "session_window",
+    "pin": "memory_pin",
+    "unpin": "memory_unpin",
+    "restore": "memory_restore",
 }
 _MAINTENANCE = (
     "maintenance across all owners: expired turns are already hidden from every read, "
@@ -107,6 +114,8 @@ ABSENT: dict[tuple[str, str], str] = {
     ("client", "purge_expired"): "not on the REST API, which the client calls",
     ("mcp", "close"): _ENGINE,
     ("mcp", "purge_expired"): _MAINTENANCE,
+    ("mcp", "maintain"): "maintenance across all owners, for people, scripts and the server's "
+    "schedule (maintain_interval_seconds), not an agent mid-conversation",
     ("mcp", "get"): "memory_search returns whole memories with their ids; " + _AGENT_TOOLS,
     ("mcp", "list_memories"): _AGENT_TOOLS + " (paging through everything)",
     ("mcp", "stats"): _AGENT_TOOLS + " (store sizes and counts)",
@@ -221,6 +230,7 @@ MCP_PARAMETERS: dict[tuple[str, str], str] = {
     ("memory_update", "confidence"): _AGENT_TOOLS + " (confidence is the store's to keep)",
     ("memory_update", "query_hints"): _AGENT_TOOLS,
     ("memory_update", "status"): _AGENT_TOOLS + " (memory_delete forgets)",
+    ("memory_update", "expires_at"): _AGENT_TOOLS + " (memory_write sets one as it writes)",
     ("memory_delete", "owner"): "one memory by id; bulk forgets are for people, with a preview",
     ("memory_delete", "session_id"): "as for owner",
     ("memory_delete", "since"): "as for owner",

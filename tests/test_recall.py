@@ -52,7 +52,14 @@ def test_explanation_accounts_for_the_score(alice: Hindsight) -> None:
         for factor in why.boosts.values():
             product *= factor
         assert result.score == pytest.approx(product) == why.final
-        assert set(why.as_dict()) == {"channels", "fused", "boosts", "owner_weight", "final"}
+        assert set(why.as_dict()) == {
+            "channels",
+            "fused",
+            "boosts",
+            "owner_weight",
+            "final",
+            "confidence",
+        }
 
 
 def test_the_agents_own_words_count_less_than_the_users(hs: Hindsight) -> None:

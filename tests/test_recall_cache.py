@@ -15,6 +15,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -346,3 +347,41 @@ def test_every_statement_that_changes_memories_counts_as_a_change() -> None:
         "record_access": False,
         "delete": True,
     }, "a new statement changes memories: rebuild their keyword rows in its transaction"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_a_cached_answer_never_outlives_what_it_returned(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    """A result that expires (or passes its owner's retention) is not returned from the
+    cache after it has, on the engine's clock, even one that is not the wall's."""
+    clock = _Clock()
+    with Hindsight(settings, embedder=embedder, clock=clock) as hs:
+        soon = clock.now + timedelta(seconds=30)
+        (gone,) = hs.retain(OWNER, "The door code is 4471", kind="fact", expires_at=soon).created
+        hs.retain(OWNER, "The door is painted blue", kind="fact")
+        assert gone in {r.memory.id for r in hs.recall(OWNER, "door code", k=5)}
+        mark(settings)
+        assert cached(hs.recall(OWNER, "door code", k=5))  # within its life: a hit
+        clock.now += timedelta(seconds=31)  # the same window of the cache, past the expiry
+        after = hs.recall(OWNER, "door code", k=5)
+        assert gone not in {r.memory.id for r in after} and not cached(after)
+
+
+def test_decay_moves_with_the_clock_not_the_cache(settings: Settings, embedder: Embeddings) -> None:
+    clock = _Clock()
+    with Hindsight(settings, embedder=embedder, clock=clock) as hs:
+        hs.retain(OWNER, "I'm allergic to peanuts.", kind="fact")
+        first = hs.recall(OWNER, QUERY, k=3)
+        mark(settings)
+        clock.now += timedelta(weeks=10)  # a replay jumps: another window of the clock
+        later = hs.recall(OWNER, QUERY, k=3)
+        assert not cached(later)
+        assert later[0].explanation.confidence < first[0].explanation.confidence

@@ -40,6 +40,7 @@ from urllib.parse import quote
 from hindsight import errors, validate, views
 from hindsight.engine import UNSET, _Unset
 from hindsight.history import History
+from hindsight.lifecycle import MaintainReport
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -189,6 +190,7 @@ class _Ops:
         confidence: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         request_id: str | None = None,
+        expires_at: datetime | str | None = None,
     ) -> _Call[RetainResult]:
         """Remember a message, a conversation, or (with ``kind``) one memory as given.
 
@@ -204,6 +206,7 @@ class _Ops:
             "observed_at": observed_at,
             "confidence": confidence,
             "metadata": metadata,
+            **({} if expires_at is None else {"expires_at": expires_at}),
         }
         return _Call(
             "POST", "/v1/memories", views.retained_from, body=body, headers=_once(request_id)
@@ -280,14 +283,17 @@ class _Ops:
         confidence: float | _Unset = UNSET,
         query_hints: Sequence[str] | _Unset = UNSET,
         status: Status | str | _Unset = UNSET,
+        expires_at: datetime | str | _Unset | None = UNSET,
     ) -> _Call[Memory]:
-        """Change a memory in place; new content is re-embedded."""
+        """Change a memory in place; new content is re-embedded. ``expires_at=None``
+        clears an expiry."""
         given = {
             "content": content,
             "metadata": metadata,
             "confidence": confidence,
             "query_hints": query_hints,
             "status": status,
+            "expires_at": expires_at,
         }
         body = {name: _value(v) for name, v in given.items() if not isinstance(v, _Unset)}
         return _Call("PATCH", _memory_path(memory_id), _memory, body=body)
@@ -337,6 +343,29 @@ class _Ops:
             "principal": principal,
         }
         return _Call("POST", "/v1/forget", views.receipt_from, body=body)
+
+    @staticmethod
+    def pin(memory_id: str) -> _Call[Memory]:
+        """Pin a memory: it neither decays nor is archived until unpinned."""
+        return _Call("POST", _memory_path(memory_id) + "/pin", _memory)
+
+    @staticmethod
+    def unpin(memory_id: str) -> _Call[Memory]:
+        """Let a pinned memory decay and archive again."""
+        return _Call("DELETE", _memory_path(memory_id) + "/pin", _memory)
+
+    @staticmethod
+    def restore(memory_id: str) -> _Call[Memory]:
+        """Make an archived memory active again (restoring counts as using it)."""
+        return _Call("POST", _memory_path(memory_id) + "/restore", _memory)
+
+    @staticmethod
+    def maintain(as_of: datetime | str | None = None) -> _Call[MaintainReport]:
+        """Run the maintenance pass over every owner, as at ``as_of`` (default: the
+        server's now); needs a key that writes every owner."""
+        return _Call(
+            "POST", "/v1/maintain", lambda data: MaintainReport(**data), body={"as_of": as_of}
+        )
 
     @staticmethod
     def review_queue(
@@ -659,6 +688,10 @@ class Client(_Transport):
     summarize = _sync(_Ops.summarize)
     reflect = _sync(_Ops.reflect)
     review_queue = _sync(_Ops.review_queue)
+    pin = _sync(_Ops.pin)
+    unpin = _sync(_Ops.unpin)
+    restore = _sync(_Ops.restore)
+    maintain = _sync(_Ops.maintain)
     approve = _sync(_Ops.approve)
     reject = _sync(_Ops.reject)
     audit = _sync(_Ops.audit)
@@ -748,6 +781,10 @@ class AsyncClient(_Transport):
     summarize = _async(_Ops.summarize)
     reflect = _async(_Ops.reflect)
     review_queue = _async(_Ops.review_queue)
+    pin = _async(_Ops.pin)
+    unpin = _async(_Ops.unpin)
+    restore = _async(_Ops.restore)
+    maintain = _async(_Ops.maintain)
     approve = _async(_Ops.approve)
     reject = _async(_Ops.reject)
     audit = _async(_Ops.audit)

@@ -139,6 +139,23 @@ class Settings(BaseSettings):
     # change-log entries kept for indexes to catch up; one further behind rebuilds
     log_keep: int = Field(default=1_000_000, gt=0)
 
+    # the lifecycle (hindsight.lifecycle): an unused memory's confidence is multiplied by
+    # decay_per_week for each week since it was last used (1.0: no decay); a recall counts
+    # as use unless decay_counts_recall is off. Decay ranks, it never deletes.
+    decay_per_week: float = Field(default=0.98, gt=0.0, le=1.0)
+    decay_counts_recall: bool = True
+    # the maintenance pass archives an active, unpinned memory whose decayed confidence is
+    # under archive_below and that went unused for archive_after_days; verbatim turns too
+    # with archive_episodes, once every memory derived from them is archived
+    archive_below: float = Field(default=0.3, ge=0.0, le=1.0)
+    archive_after_days: float = Field(default=90.0, gt=0)
+    archive_episodes: bool = False
+    # days an owner's memories are kept, by owner glob (the most specific match wins; null:
+    # kept until forgotten), e.g. HINDSIGHT_RETENTION='{"session:*": 30, "user:*": null}'
+    retention: dict[str, int | None] = Field(default_factory=dict)
+    # servers run the maintenance pass this often (one server at a time on a shared database)
+    maintain_interval_seconds: float = Field(default=3_600.0, gt=0)
+
     # servers (REST and MCP): see hindsight.access for the key file's format
     api_keys_file: Path | None = None
     # Host names (host, host:port, host:* for any port) the server answers; by default
@@ -232,6 +249,16 @@ class Settings(BaseSettings):
                 raise ValueError(f"unknown source {name!r}: one of {', '.join(sorted(known))}")
             if not 0 <= level <= 1:
                 raise ValueError(f"trust of {name!r} must lie between 0 and 1")
+        return value
+
+    @field_validator("retention")
+    @classmethod
+    def _retention(cls, value: dict[str, int | None]) -> dict[str, int | None]:
+        for pattern, days in value.items():
+            if not pattern.strip():
+                raise ValueError("an owner pattern must not be empty")
+            if days is not None and (isinstance(days, bool) or days <= 0):
+                raise ValueError(f"days of {pattern!r} must be a positive number or null")
         return value
 
     @field_validator("timezone")

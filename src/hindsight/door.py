@@ -53,6 +53,9 @@ class Operation(enum.StrEnum):
     REFLECT = "reflect"
     REVIEW = "review"  # a reviewer's decision on a memory the guard held
     FEEDBACK = "feedback"  # a caller said a memory was useful, or not
+    PIN = "pin"  # kept from decay and archive (hindsight.lifecycle)
+    UNPIN = "unpin"
+    RESTORE = "restore"  # an archived memory made active again
 
 
 @dataclass(frozen=True, slots=True)

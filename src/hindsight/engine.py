@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -33,6 +33,8 @@ from hindsight.feedback import marker
 from hindsight.guard.notify import Notifier
 from hindsight.history import History, versions
 from hindsight.ingest import Ingest, input_hash
+from hindsight.lifecycle import MaintainReport, Maintenance, Retention, erase
+from hindsight.lifecycle.retention import is_expired, is_retired
 from hindsight.llm.meter import Meter
 from hindsight.models import (
     ForgetReceipt,
@@ -44,7 +46,6 @@ from hindsight.models import (
     Source,
     Status,
     Turn,
-    new_id,
 )
 from hindsight.recall_cache import RecallCache
 from hindsight.review import ReviewItem
@@ -98,8 +99,11 @@ class Hindsight:
         extractor: Extractor | None = None,
         store: Store | None = None,
         checks: Sequence[Checkpoint] | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.settings = settings = settings or Settings()
+        # every "now" of the engine: tests and replays give a simulated one
+        self._clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
         self.embedder = embedder or embedders.create(settings.embedding_provider, settings)
         self.extractor = extractor or extractors.create(settings.extractor, settings)
         if checks is None:
@@ -133,9 +137,10 @@ class Hindsight:
             door=self._door,
             zone=self._zone,
         )
-        self._search = Search(settings, self.store, self.embedder)
+        self._search = Search(settings, self.store, self.embedder, clock=self._clock)
         self._recall = RecallCache(self.store, self._search, open_result_cache(settings))
-        self._sessions = Sessions(settings, self.working, self._ingest)
+        self._sessions = Sessions(settings, self.working, self._ingest, clock=self._clock)
+        self._retention = Retention(settings.retention)
         self._distil = Distil(self.store, self._ingest)
         # the LLM (hindsight.llm): made on first use; every call accounted in the store
         self.llm = Meter(settings, self.store)
@@ -172,7 +177,26 @@ class Hindsight:
 
     def _context(self, operation: Operation, owner: str) -> WriteContext:
         self.principal.check_write(owner)
-        return WriteContext(self.principal, operation, (owner,), datetime.now(UTC))
+        return WriteContext(self.principal, operation, (owner,), self._now())
+
+    def _now(self) -> datetime:
+        now = self._clock()
+        if now.tzinfo is None:
+            raise ValidationError("the engine's clock must return an aware datetime")
+        return now.astimezone(UTC)
+
+    def _live(self, flt: Filter, now: datetime) -> Filter:
+        """``flt`` hiding what expired or passed its owner's retention by ``now``: a
+        read never returns it, whether or not a maintenance pass has forgotten it."""
+        flt.live_at = now
+        cutoffs = {o: c for o in flt.owners if (c := self._retention.cutoff(o, now)) is not None}
+        flt.learnt_since = cutoffs or None
+        return flt
+
+    def _is_live(self, memory: Memory, now: datetime) -> bool:
+        return not is_expired(memory, now) and not is_retired(
+            memory, self._retention.cutoff(memory.owner, now)
+        )
 
     def _readable(self, owner: object) -> str:
         name = validate.owner(owner)
@@ -193,6 +217,7 @@ class Hindsight:
         confidence: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         request_id: str | None = None,
+        expires_at: datetime | str | None = None,
     ) -> RetainResult:
         """Remember a message, a conversation, or (with ``kind``) one memory as given.
 
@@ -203,8 +228,14 @@ class Hindsight:
         With ``request_id`` (the caller's idempotency key, kept a day) the write is made
         once: the same call again returns the first one's result and stores nothing;
         the key sent with other arguments is a :class:`ConflictError`.
+
+        With ``expires_at`` (a time with its zone, in the future) every memory the call
+        creates is hidden from reads once it has passed, and forgotten, with a receipt,
+        by the next maintenance pass.
         """
         asked = [owner, content, messages, kind, session_id, source, observed_at, confidence]
+        if expires_at is not None:
+            asked.append(expires_at)
         once = Once.of(request_id, [*asked, metadata], lambda plan: views.retained(plan.result))
         owner = validate.owner(owner)
         session_id = validate.session_id(session_id)
@@ -213,6 +244,7 @@ class Hindsight:
         reader = self._ingest.reader
         meta = reader.metadata(metadata)
         context = self._context(Operation.RETAIN, owner)
+        expires = validate.expiry(expires_at, now=context.at)
         if kind is not None:
             if messages is not None:
                 raise ValidationError("give either messages or kind with content, not both")
@@ -229,10 +261,17 @@ class Hindsight:
                 now=context.at,
                 metadata=meta,
             )
+            memory.expires_at = expires
             return self._ingest.memories(context, [memory], once=once)
         turns = reader.turns(content, messages, src, when or context.at)
         return self._ingest.turns(
-            context, owner, turns, session_id=session_id, metadata=meta, once=once
+            context,
+            owner,
+            turns,
+            session_id=session_id,
+            metadata=meta,
+            once=once,
+            expires_at=expires,
         )
 
     # -- read path -----------------------------------------------------------------
@@ -256,6 +295,9 @@ class Hindsight:
         searching several needs read access to each. ``timezone`` (an IANA name such
         as "America/New_York", or an offset such as "-05:00") is the asker's: the days
         that "yesterday" or "on 8 May" in the query mean; by default ``settings.timezone``.
+        ``min_confidence`` bounds the effective confidence: the stored one decayed for the
+        weeks the memory went unused (:mod:`hindsight.lifecycle`), as each result's
+        explanation shows it. Archived, expired and retired memories are never returned.
         The same recall again, of owners unchanged since, may be answered from the recall
         cache (:mod:`hindsight.recall_cache`), audited and counted all the same.
         """
@@ -276,8 +318,17 @@ class Hindsight:
         )
         zone = self._zone if timezone is None else validate.time_zone(timezone)
         self.principal.check_read(weights)
+        now = self._now()
+        self._live(flt, now)
         results = self._recall.recall(
-            self.principal, flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+            self.principal,
+            flt,
+            query,
+            k=k,
+            weights=weights,
+            zone=zone,
+            token_budget=token_budget,
+            now=now,
         )
         if self.settings.audit_recalls:
             self._audit_recall(list(weights), query, k, results)
@@ -290,7 +341,7 @@ class Hindsight:
         query as a hash: the log keeps no memory text). Bookkeeping: a failure to write
         it is logged, and the read it records still answers."""
         digest = hashlib.sha256(query.encode("utf-8")).hexdigest()[:16]
-        at = datetime.now(UTC)
+        at = self._now()
         entries = [
             AuditEntry(
                 at=at,
@@ -332,7 +383,11 @@ class Hindsight:
     def get(self, memory_id: str) -> Memory:
         """One memory by id (an id of an owner the caller may not read is unknown)."""
         found = self.store.get([memory_id]) if isinstance(memory_id, str) else []
-        if not found or not self.principal.can_read(found[0].owner):
+        if (
+            not found
+            or not self.principal.can_read(found[0].owner)
+            or not self._is_live(found[0], self._now())
+        ):
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return found[0]
 
@@ -357,6 +412,7 @@ class Hindsight:
         )
         limit = validate.positive(limit, field="limit", maximum=MAX_K)
         self.principal.check_read(flt.owners)
+        self._live(flt, self._now())
         return self.store.list_memories(flt, limit=limit, offset=validate.offset(offset))
 
     def stats(self, owner: str | None = None) -> StoreStats:
@@ -380,8 +436,10 @@ class Hindsight:
         confidence: float | _Unset = UNSET,
         query_hints: Sequence[str] | _Unset = UNSET,
         status: Status | str | _Unset = UNSET,
+        expires_at: datetime | str | _Unset | None = UNSET,
     ) -> Memory:
-        """Change a memory in place; new content is re-embedded."""
+        """Change a memory in place; new content is re-embedded. ``expires_at=None``
+        clears an expiry."""
         reader = self._ingest.reader
         changes: dict[str, Any] = {}
         if not isinstance(content, _Unset):
@@ -397,6 +455,8 @@ class Hindsight:
         if not isinstance(status, _Unset):
             changes["status"] = validate.choice(Status, status, field="status")
         context = self._context(Operation.UPDATE, self.get(memory_id).owner)
+        if not isinstance(expires_at, _Unset):
+            changes["expires_at"] = validate.expiry(expires_at, now=context.at)
 
         def change(memory: Memory) -> None:
             if "content" in changes and "metadata" not in changes:
@@ -492,36 +552,61 @@ class Hindsight:
             }
             if since is None and until is None and source is None and principal is None:
                 self._sessions.clear(owner, session_id)
-        # a summary or lesson that quotes a forgotten memory goes with it
-        derived = self.store.derived_closure(ids, quoting=(Kind.SUMMARY, Kind.REFLECTION))
-        at = datetime.now(UTC)
-        receipt_id = new_id("r")
-        receipt = {
-            "id": receipt_id,
-            "at": at,
-            "owner": owner,
-            "criteria": criteria,
-            "deleted_ids": ids,
-            "derived_ids": derived,
-        }
-        entry = AuditEntry(
-            at=at,
-            principal=self.principal.name,
+        return erase(
+            self.store,
+            ids,
             owner=owner,
-            action="forget",
-            memory_ids=(*ids, *derived),
-            detail={"receipt": receipt_id},
-        )
-        restored = self.store.delete(
-            [*ids, *derived], receipt=receipt, audit=[entry] if self.settings.audit else ()
-        )
-        return ForgetReceipt(
-            id=receipt_id,
-            deleted_ids=ids,
-            derived_ids=derived,
-            at=at,
             criteria=criteria,
-            restored_ids=restored,
+            principal=self.principal.name,
+            at=self._now(),
+            audit=self.settings.audit,
+        )
+
+    # -- the lifecycle (hindsight.lifecycle) ----------------------------------------------
+    def pin(self, memory_id: str) -> Memory:
+        """Pin a memory: it neither decays nor is archived until unpinned."""
+        return self._mark(Operation.PIN, memory_id, lambda m: setattr(m, "pinned", True))
+
+    def unpin(self, memory_id: str) -> Memory:
+        """Let a pinned memory decay and archive again (counting from its last use)."""
+        return self._mark(Operation.UNPIN, memory_id, lambda m: setattr(m, "pinned", False))
+
+    def restore(self, memory_id: str) -> Memory:
+        """Make an archived memory active again. Restoring is use: its decay starts
+        afresh, so the next maintenance pass does not archive it again at once."""
+        memory = self.get(memory_id)
+        if memory.status is not Status.ARCHIVED:
+            raise ValidationError(
+                f"memory {memory_id!r} is {memory.status.value}, not archived: nothing to restore"
+            )
+
+        def restore(m: Memory) -> None:
+            if m.status is not Status.ARCHIVED:  # changed since it was read
+                raise ValidationError(f"memory {memory_id!r} is no longer archived")
+            m.status = Status.ACTIVE
+            m.used_at = context.at
+
+        context = self._context(Operation.RESTORE, memory.owner)
+        return self._ingest.update(context, memory_id, restore)
+
+    def _mark(
+        self, operation: Operation, memory_id: str, change: Callable[[Memory], None]
+    ) -> Memory:
+        context = self._context(operation, self.get(memory_id).owner)
+        return self._ingest.update(context, memory_id, change)
+
+    def maintain(self, as_of: datetime | str | None = None) -> MaintainReport:
+        """Run the maintenance pass over every owner, as at ``as_of`` (default: now):
+        forget what expired (``expired``) or passed its owner's retention
+        (``forgotten``), each batch with a receipt, and archive what went stale
+        (``archived``). Owner by owner, each in its own transaction; running it again at
+        the same time does nothing. Needs write access to every owner."""
+        self.principal.check_write_all()
+        when = validate.timestamp(as_of, field="as_of") if as_of is not None else self._now()
+        assert when is not None
+        self._search.flush_access(force=True)  # recalls are use: count them first
+        return Maintenance.of(self.settings, self.store).run(
+            self.store.owners(), now=when, principal=self.principal.name
         )
 
     # -- the review queue and the audit log (hindsight.review, hindsight.guard) -------------
@@ -626,7 +711,7 @@ class Hindsight:
         owner holds gets a fresh id, as an unknown one would be imported. ``request_id`` makes the
         import once, as for :meth:`retain`.
         """
-        context = WriteContext(self.principal, Operation.IMPORT, (), datetime.now(UTC))
+        context = WriteContext(self.principal, Operation.IMPORT, (), self._now())
         return self._ingest.records(context, records, request_id=request_id)
 
     # -- working memory --------------------------------------------------------------
@@ -660,7 +745,7 @@ class Hindsight:
                 "metadata": dict(metadata or {}),
             },
             0,
-            datetime.now(UTC),
+            self._now(),
         )
         self.principal.check_write(owner)
         return self._sessions.observe(self.principal, owner, sid, turn, request_id=request_id)

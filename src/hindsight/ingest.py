@@ -194,8 +194,10 @@ class Ingest:
         session_id: str | None,
         metadata: Mapping[str, Any],
         once: Once | None = None,
+        expires_at: datetime | None = None,
     ) -> RetainResult:
-        """Keep each turn verbatim, with what the extractor finds in them."""
+        """Keep each turn verbatim, with what the extractor finds in them (each new memory
+        expiring at ``expires_at``, if given)."""
         if once is not None and (done := self.door.recorded(context, once)) is not None:
             return views.retained_from(done)  # made before: nothing to extract
         now = context.at
@@ -226,6 +228,8 @@ class Ingest:
             self._from_extracted(owner, item, episodes[item.turn_index], now=now)
             for item in self.extract(turns)
         ]
+        for memory in [*episodes, *derived]:
+            memory.expires_at = expires_at
         return self._write(context, [*episodes, *derived], once)
 
     def _from_extracted(

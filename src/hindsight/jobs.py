@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -60,6 +62,22 @@ def prune_audit(hs: Hindsight) -> int:
     return hs.store.prune_audit(datetime.now(UTC) - keep)
 
 
+#: Who holds a lease: this process (servers sharing a database take turns by it).
+HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def maintain(hs: Hindsight, *, holder: str = HOLDER) -> int:
+    """The maintenance pass (archive, expiry, retention), by the server that holds its
+    lease: of several sharing one database, one runs it per interval. Returns how many
+    memories it archived or forgot (0 when another server holds the lease)."""
+    now = datetime.now(UTC)
+    until = now + timedelta(seconds=hs.settings.maintain_interval_seconds)
+    if not hs.store.lease("maintain", holder, until=until, now=now):
+        return 0
+    report = hs.maintain()
+    return report.archived + report.expired + report.forgotten
+
+
 JOBS: Final = {
     job.name: job
     for job in (
@@ -74,6 +92,12 @@ JOBS: Final = {
             "forget idempotency keys past their TTL",
             prune_requests,
             every=lambda settings: settings.wm_purge_interval_seconds,
+        ),
+        Job(
+            "maintain",
+            "archive stale memories, forget expired ones and those past retention",
+            maintain,
+            every=lambda settings: settings.maintain_interval_seconds,
         ),
         Job(
             "prune-audit",

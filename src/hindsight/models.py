@@ -166,9 +166,13 @@ class Explanation:
     boosts: dict[str, float]
     final: float
     owner_weight: float = 1.0
+    # the confidence the "confidence" boost used: the stored one decayed for the weeks the
+    # memory went unused (hindsight.lifecycle); None where no decay applied
+    confidence: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            **({} if self.confidence is None else {"confidence": round(self.confidence, 6)}),
             "channels": {
                 name: {"rank": hit.rank, "score": round(hit.score, 6)}
                 for name, hit in self.channels.items()

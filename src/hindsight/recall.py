@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindsight.guard.conflict import contradiction
+from hindsight.lifecycle.decay import Decay
 from hindsight.models import (
     ChannelHit,
     Explanation,
@@ -93,6 +94,7 @@ class Rerank:
     recency_weight: float = 0.1  # a brand-new memory gains up to 10%
     time_weight: float = TIME_WEIGHT  # for being from the span of time a query names
     source_weights: Mapping[Source, float] = field(default_factory=lambda: SOURCE_WEIGHTS)
+    decay: Decay = field(default_factory=Decay)  # of confidence while a memory goes unused
 
 
 def rank_channels(
@@ -157,11 +159,13 @@ def boosts(
     period: Period | None = None,
     outdated: float = 0.0,
 ) -> dict[str, float]:
-    """Multiplicative factors for confidence, source, recency, given a ``period`` the
-    query names, time, and given the share of a turn's values since superseded, that."""
+    """Multiplicative factors for confidence (decayed: see :mod:`hindsight.lifecycle`),
+    source, recency, given a ``period`` the query names, time, and given the share of a
+    turn's values since superseded, that."""
     age_days = max(0.0, (now - memory.observed_at).total_seconds() / 86_400)
+    confidence = rerank.decay.confidence(memory, now)
     factors = {
-        "confidence": rerank.confidence_floor + (1 - rerank.confidence_floor) * memory.confidence,
+        "confidence": rerank.confidence_floor + (1 - rerank.confidence_floor) * confidence,
         "source": rerank.source_weights.get(memory.provenance.source, 1.0),
         "recency": 1 + rerank.recency_weight * 0.5 ** (age_days / rerank.half_life_days),
     }
@@ -240,6 +244,7 @@ def score(
             boosts=factors,
             final=final,
             owner_weight=owner_weight,
+            confidence=rerank.decay.confidence(memory, now),
         )
         results.append(RecallResult(memory=memory, score=final, explanation=explanation))
     results.sort(key=lambda r: (-r.score, r.memory.id))

@@ -36,7 +36,7 @@ import dataclasses
 import hashlib
 import json
 import logging
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 from typing import Any, Final
 
 from hindsight import views
@@ -48,7 +48,7 @@ from hindsight.store import Filter, ResultCache, Store
 from hindsight.timewords import asked_period
 
 _log = logging.getLogger("hindsight.recall_cache")
-_FORMAT: Final = 1  # of a key's parts and an entry's JSON: a new one misses the old
+_FORMAT: Final = 2  # of a key's parts and an entry's JSON: a new one misses the old
 # The settings that change what a recall of the same memories returns.
 _SHAPING: Final = frozenset(
     {
@@ -65,8 +65,14 @@ _SHAPING: Final = frozenset(
         "context_weight",
         "timezone",
         "hnsw_threshold",
+        "decay_per_week",
+        "decay_counts_recall",
+        "retention",
     }
 )
+# Times in a filter that move with the clock (what has expired or retired by now): the
+# key holds the clock's window instead, and an entry lives no longer than its results.
+_MOVING: Final = ("live_at", "learnt_since")
 
 
 class RecallCache:
@@ -94,8 +100,10 @@ class RecallCache:
         weights: dict[str, float],
         zone: tzinfo,
         token_budget: int | None,
+        now: datetime,
     ) -> list[RecallResult]:
-        """What :meth:`Search.recall` answers, from the cache when it holds it."""
+        """What :meth:`Search.recall` answers at ``now`` (the engine's clock), from the
+        cache when it holds it."""
         if self.cache is None:
             return self.search.recall(
                 flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
@@ -103,17 +111,30 @@ class RecallCache:
         # The key first: a write committed after this read makes a generation this
         # entry does not name, whether the search below saw the write or not.
         key = self.key(
-            principal, flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+            principal,
+            flt,
+            query,
+            k=k,
+            weights=weights,
+            zone=zone,
+            token_budget=token_budget,
+            now=now,
         )
-        hit = self._get(key)
+        hit = self._get(key, now)
         if hit is not None:
-            self.search.note_access(r.memory.id for r in hit)
+            self.search.note_access((r.memory.id for r in hit), now)
             return hit
         results = self.search.recall(
             flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
         )
+        ttl = int(_lifetime(results, flt, now, self.ttl))
+        if ttl < 1:
+            return results  # a result expires or retires at once: nothing to keep
+        # the entry says until when (on the engine's clock) it answers, for a clock that
+        # is not the wall's (a replay) outruns the cache's own expiry
+        kept = {"until": now.timestamp() + ttl, "results": [_entry(r) for r in results]}
         try:
-            self.cache.put(key, views.dumps([_entry(r) for r in results]), self.ttl)
+            self.cache.put(key, views.dumps(kept), ttl)
         except StoreError as exc:
             _log.warning("recall not cached: %s", exc)
         return results
@@ -128,23 +149,28 @@ class RecallCache:
         weights: dict[str, float],
         zone: tzinfo,
         token_budget: int | None,
+        now: datetime,
     ) -> str:
         """The digest of everything an answer depends on (see the module's docstring)."""
+        fields = {k: v for k, v in dataclasses.asdict(flt).items() if k not in _MOVING}
         parts: dict[str, Any] = {
             "shape": self._shaping(),
             "principal": dataclasses.asdict(principal),
             "generations": sorted(self.store.generations(list(flt.owners)).items()),
             "weights": sorted(weights.items()),
-            "filter": dataclasses.asdict(flt),  # a field added to it joins the key
+            "filter": fields,  # a field added to it joins the key
+            # decay and recency move with the clock: an entry answers within one window of
+            # it (a clock set back or jumped, as by a replay, asks for another key)
+            "window": int(now.timestamp() // max(self.ttl, 1)),
             "query": query,
             "k": k,
             "token_budget": token_budget,
             "zone": str(zone),
-            "period": _period(query, zone),
+            "period": _period(query, zone, now),
         }
         return hashlib.sha256(views.dumps(parts).encode("utf-8")).hexdigest()
 
-    def _get(self, key: str) -> list[RecallResult] | None:
+    def _get(self, key: str, now: datetime) -> list[RecallResult] | None:
         assert self.cache is not None
         try:
             kept = self.cache.get(key)
@@ -154,7 +180,10 @@ class RecallCache:
         if kept is None:
             return None
         try:
-            return [views.recall_hit_from(hit) for hit in json.loads(kept)]
+            entry = json.loads(kept)
+            if now.timestamp() >= entry["until"]:
+                return None  # past what its results allow, on the engine's clock
+            return [views.recall_hit_from(hit) for hit in entry["results"]]
         except (ValueError, KeyError, TypeError, ValidationError) as exc:
             _log.warning("recall cache entry unreadable, answering without it: %s", exc)
             return None
@@ -182,9 +211,21 @@ def _entry(result: RecallResult) -> dict[str, Any]:
     return {**views.recall_hit(result), "explanation": dataclasses.asdict(result.explanation)}
 
 
-def _period(query: str, zone: tzinfo) -> list[Any] | None:
-    """The span of time ``query`` names, resolved now (as the recall will resolve it)."""
-    period = asked_period(query, datetime.now(UTC), zone)
+def _lifetime(results: list[RecallResult], flt: Filter, now: datetime, ttl: int) -> float:
+    """How long an answer may be kept: ``ttl`` seconds, less if one of its results
+    expires (``expires_at``) or passes its owner's retention (``flt.learnt_since``, the
+    cutoff at ``now``) sooner, for it must not be returned after that."""
+    ends = [r.memory.expires_at for r in results if r.memory.expires_at is not None]
+    for r in results:
+        if flt.learnt_since and (cutoff := flt.learnt_since.get(r.memory.owner)) is not None:
+            ends.append(r.memory.created_at + (now - cutoff))
+    soonest = min((end - now).total_seconds() for end in ends) if ends else ttl
+    return min(ttl, soonest)
+
+
+def _period(query: str, zone: tzinfo, now: datetime) -> list[Any] | None:
+    """The span of time ``query`` names, resolved at ``now`` (as the recall resolves it)."""
+    period = asked_period(query, now, zone)
     if period is None:
         return None
     return [period.start, period.end, period.month]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, tzinfo
 from typing import Final
 
@@ -19,6 +19,7 @@ from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.errors import StoreError
 from hindsight.guard import Policy, screen
+from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
 from hindsight.names import resolve
 from hindsight.recall import (
@@ -45,13 +46,25 @@ _log = logging.getLogger("hindsight.search")
 class Search:
     """Recall over one store."""
 
-    def __init__(self, settings: Settings, store: Store, embedder: Embeddings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embeddings,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        self.rerank = Rerank(half_life_days=settings.recency_half_life_days)
+        self.clock = clock
+        self.rerank = Rerank(
+            half_life_days=settings.recency_half_life_days,
+            decay=Decay(settings.decay_per_week, settings.decay_counts_recall),
+        )
         self.guard = Policy.of(settings) if settings.guard else None
-        self._access: dict[str, int] = {}
+        # recalls not yet written: id -> (times returned, when last returned)
+        self._access: dict[str, tuple[int, datetime]] = {}
         self._access_lock = threading.Lock()
         self._access_flushed = time.monotonic()
 
@@ -71,7 +84,7 @@ class Search:
             query, [name for owner in flt.owners for name in self.store.speakers(owner)]
         )
         vector = self.embedder.encode_query(query)
-        now = datetime.now(UTC)
+        now = self.clock()
         period = asked_period(query, now, zone)
         channels = {
             "dense": self.store.vector_search(flt, vector, n),
@@ -83,6 +96,7 @@ class Search:
         # recall's time): the boosts after fusion seldom carry one from beyond into the top k.
         depth = sorted(fused, key=lambda mid: (-fused[mid], mid))[: max(HYDRATE_DEPTH, 5 * k)]
         found = {m.id: m for m in self.store.get(depth)}
+        self._overlay_access(found)
         best = [found[mid] for mid in depth[: 2 * k] if mid in found]
         ranked["reply"] = self._lift_replies(fused, found, best, flt)
         scored = score(
@@ -95,11 +109,20 @@ class Search:
             period=period,
             outdated=self._outdated(best),
         )
+        if flt.min_confidence is not None:
+            # the store kept stored confidence >= the bound (decay only lowers it); what a
+            # user means is the effective one
+            scored = [
+                r
+                for r in scored
+                if r.explanation.confidence is None
+                or r.explanation.confidence >= flt.min_confidence
+            ]
         if self.guard is not None:
             scored = screen(scored, self.guard, window=max(2 * k, 20))
         scored = current_first(scored, query_terms(query), text_terms)
         results = pack(scored, k=k, token_budget=token_budget)
-        self.note_access([r.memory.id for r in results])
+        self.note_access([r.memory.id for r in results], now)
         return results
 
     def _outdated(self, best: list[Memory]) -> dict[str, float]:
@@ -147,12 +170,24 @@ class Search:
         found.update((reply.id, reply) for reply in replies.values())
         return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
 
-    def note_access(self, ids: Iterable[str]) -> None:
-        """Count recalls of these memories in memory; write them in batches off the hot path."""
+    def note_access(self, ids: Iterable[str], at: datetime) -> None:
+        """Count recalls in memory (with when each id was last returned); write them in
+        batches off the hot path."""
         with self._access_lock:
             for mid in ids:
-                self._access[mid] = self._access.get(mid, 0) + 1
+                count, last = self._access.get(mid, (0, at))
+                self._access[mid] = (count + 1, max(last, at))
         self.flush_access()
+
+    def _overlay_access(self, found: dict[str, Memory]) -> None:
+        """Recalls not yet written still count as use: decay reads them at once."""
+        with self._access_lock:
+            for mid, (_, at) in self._access.items():
+                memory = found.get(mid)
+                if memory is not None and (
+                    memory.last_accessed_at is None or memory.last_accessed_at < at
+                ):
+                    memory.last_accessed_at = at
 
     def flush_access(self, *, force: bool = False) -> None:
         with self._access_lock:
@@ -164,10 +199,19 @@ class Search:
                 return
             pending, self._access = self._access, {}
             self._access_flushed = time.monotonic()
+        by_time: dict[datetime, dict[str, int]] = {}
+        for mid, (count, at) in pending.items():
+            by_time.setdefault(at, {})[mid] = count
+        done: set[str] = set()
         try:
-            self.store.record_access(pending, datetime.now(UTC))
+            for at in sorted(by_time):  # each recall's time, for decay (one write each)
+                self.store.record_access(by_time[at], at)
+                done.update(by_time[at])
         except StoreError as exc:  # bookkeeping: never fail the read that asked for it
             _log.warning("access counts not recorded, kept for the next flush: %s", exc)
             with self._access_lock:
-                for mid, n in pending.items():
-                    self._access[mid] = self._access.get(mid, 0) + n
+                for mid, (count, at) in pending.items():
+                    if mid in done:
+                        continue
+                    now_count, last = self._access.get(mid, (0, at))
+                    self._access[mid] = (now_count + count, max(last, at))

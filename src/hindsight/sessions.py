@@ -9,6 +9,7 @@ any retain, and cleared up to the last turn written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from hindsight.access import Principal
@@ -24,10 +25,18 @@ from hindsight.write import Plan
 class Sessions:
     """Observe, window, consolidate and close the sessions of one working memory."""
 
-    def __init__(self, settings: Settings, working: WorkingMemory, ingest: Ingest) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        working: WorkingMemory,
+        ingest: Ingest,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.settings = settings
         self.working = working
         self.ingest = ingest
+        self.clock = clock
 
     def observe(
         self,
@@ -38,7 +47,7 @@ class Sessions:
         *,
         request_id: str | None = None,
     ) -> RetainResult | None:
-        now = datetime.now(UTC)
+        now = self.clock()
         asked = [owner, sid, turn.role, turn.content, turn.speaker, turn.tool_name, turn.metadata]
         once = Once.of(request_id, asked, lambda plan: {"kept": True})
         if once is not None:
@@ -70,10 +79,10 @@ class Sessions:
         return self.consolidate(principal, owner, sid) if full or events(turn) else None
 
     def window(self, owner: str, sid: str) -> list[WorkingTurn]:
-        return self.working.wm_window(owner, sid, datetime.now(UTC))
+        return self.working.wm_window(owner, sid, self.clock())
 
     def sessions(self, owner: str) -> list[tuple[str, int, int]]:
-        return self.working.wm_sessions(owner, datetime.now(UTC))
+        return self.working.wm_sessions(owner, self.clock())
 
     def consolidate(self, principal: Principal, owner: str, sid: str) -> RetainResult:
         window = self.window(owner, sid)
@@ -90,7 +99,7 @@ class Sessions:
             )
             for t in window
         ]
-        context = WriteContext(principal, Operation.CONSOLIDATE, (owner,), datetime.now(UTC))
+        context = WriteContext(principal, Operation.CONSOLIDATE, (owner,), self.clock())
         result = self.ingest.turns(context, owner, turns, session_id=sid, metadata={})
         self.working.wm_clear(owner, sid, up_to_seq=window[-1].seq)
         return result
@@ -101,4 +110,4 @@ class Sessions:
             self.working.wm_clear(owner, session)
 
     def purge_expired(self) -> int:
-        return self.working.wm_purge_expired(datetime.now(UTC))
+        return self.working.wm_purge_expired(self.clock())

@@ -118,6 +118,34 @@ def timestamp(value: object, *, field: str) -> datetime | None:
     return utc
 
 
+def expiry(value: object, *, now: datetime, field: str = "expires_at") -> datetime | None:
+    """A memory's expiry: a time with its zone (a naive one is ambiguous here: an early
+    forget is not undone), after ``now``; None for none."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            parsed = None
+        if parsed is None or parsed.tzinfo is None:
+            raise ValidationError(
+                f"invalid {field} {value!r}: expected an ISO 8601 time with its zone, "
+                "e.g. 2027-05-01T00:00:00Z or 2027-05-01T09:00:00+02:00"
+            )
+        value = parsed
+    if isinstance(value, datetime) and value.tzinfo is None:
+        raise ValidationError(f"{field} must name its time zone (a naive time is ambiguous)")
+    when = timestamp(value, field=field)
+    assert when is not None
+    if when <= now:
+        raise ValidationError(
+            f"{field} ({when.isoformat()}) must lie in the future (now: {now.isoformat()}); "
+            "to remove a memory now, forget it"
+        )
+    return when
+
+
 def time_zone(value: object, *, field: str = "timezone") -> tzinfo:
     """An IANA time zone name ("Europe/Berlin", "UTC") or a UTC offset ("-05:00")."""
     hint = "expected an IANA name such as 'Europe/Berlin' or 'UTC', or an offset such as '-05:00'"

@@ -88,6 +88,7 @@ def explanation_from(data: Mapping[str, Any]) -> Explanation:
         boosts=dict(data["boosts"]),
         final=data["final"],
         owner_weight=data["owner_weight"],
+        confidence=data.get("confidence"),
     )
 
 

@@ -140,6 +140,7 @@ def reinforce(existing: Memory, incoming: Memory, *, now: datetime) -> bool:
     gain = (1 - existing.confidence) * incoming.confidence * 0.5
     existing.confidence = min(0.99, existing.confidence + gain)
     existing.updated_at = now
+    existing.used_at = now  # restated: in use again (decay counts from here)
     for parent in incoming.provenance.derived_from:
         if parent not in existing.provenance.derived_from:
             existing.provenance.derived_from.append(parent)

@@ -1,4 +1,5 @@
-"""Long-term memory routes: retain, recall, get, list, update, forget, export, import, stats.
+"""Long-term memory routes: retain, recall, get, list, update, forget, export, import, stats,
+pin, unpin, restore and the maintenance pass.
 
 Each handler calls one library method, as the caller (the library checks its scope), through
 :meth:`Ctx.call` and converts the answer; errors are mapped in :mod:`hindsight.api.errors`.
@@ -22,6 +23,8 @@ from hindsight.api.schemas import (
     ForgetIn,
     ImportIn,
     ImportOut,
+    MaintainIn,
+    MaintainOut,
     MemoryOut,
     MemoryPage,
     OwnerQuery,
@@ -61,6 +64,7 @@ async def retain(ctx: Context, body: RetainIn, idempotency_key: IdempotencyKey =
         confidence=body.confidence,
         metadata=body.metadata,
         request_id=idempotency_key,
+        expires_at=body.expires_at,
     )
     return RetainOut.of(result)
 
@@ -139,7 +143,8 @@ async def update(ctx: Context, memory_id: str, body: UpdateIn) -> MemoryOut:
     changes = {name: getattr(body, name) for name in body.model_fields_set}
     if not changes:
         raise ValidationError(
-            "nothing to update: give content, metadata, confidence, query_hints or status"
+            "nothing to update: give content, metadata, confidence, query_hints, status "
+            "or expires_at"
         )
     return MemoryOut.of(await ctx.call(ctx.hs.update, memory_id, **changes))
 
@@ -155,6 +160,32 @@ async def forget(
     With ``owner``, the memory must be that owner's (else 404, as for an unknown id).
     """
     return ReceiptOut.of(await ctx.call(ctx.hs.forget, memory_id, owner=owner))
+
+
+@routes("POST", "/memories/{memory_id}/pin")
+async def pin(ctx: Context, memory_id: str) -> MemoryOut:
+    """Pin a memory: it neither decays nor is archived until unpinned."""
+    return MemoryOut.of(await ctx.call(ctx.hs.pin, memory_id))
+
+
+@routes("DELETE", "/memories/{memory_id}/pin")
+async def unpin(ctx: Context, memory_id: str) -> MemoryOut:
+    """Unpin a memory: it decays and may be archived again."""
+    return MemoryOut.of(await ctx.call(ctx.hs.unpin, memory_id))
+
+
+@routes("POST", "/memories/{memory_id}/restore")
+async def restore(ctx: Context, memory_id: str) -> MemoryOut:
+    """Make an archived memory active again (restoring counts as using it)."""
+    return MemoryOut.of(await ctx.call(ctx.hs.restore, memory_id))
+
+
+@routes("POST", "/maintain")
+async def maintain(ctx: Context, body: MaintainIn) -> MaintainOut:
+    """Run the maintenance pass over every owner (needs write access to every owner):
+    forget what expired or passed its owner's retention, archive what went stale."""
+    report = await ctx.call(ctx.hs.maintain, body.as_of)
+    return MaintainOut(**report.as_dict())
 
 
 @routes("POST", "/forget")

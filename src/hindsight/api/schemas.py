@@ -165,6 +165,10 @@ class RetainIn(_In):
     observed_at: str | None = Field(default=None, description=TIME_HELP)
     confidence: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
     metadata: dict[str, Any] | None = None
+    expires_at: str | None = Field(
+        default=None,
+        description="Forget what this creates after this time (ISO 8601 with its zone).",
+    )
 
 
 class Superseded(BaseModel):
@@ -218,6 +222,11 @@ class ExplanationOut(BaseModel):
     boosts: dict[str, float]
     owner_weight: float
     final: float
+    confidence: float | None = Field(
+        default=None,
+        description="The effective confidence the confidence boost used: the stored one, "
+        "decayed for the weeks the memory went unused.",
+    )
 
 
 class RecallHit(BaseModel):
@@ -254,6 +263,10 @@ class UpdateIn(_In):
     confidence: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
     query_hints: list[str] | None = None
     status: str | None = Field(default=None, json_schema_extra=one_of(Status, nullable=True))
+    expires_at: str | None = Field(
+        default=None,
+        description="Forget it after this time (ISO 8601 with its zone); null clears it.",
+    )
 
 
 class ForgetIn(_In):
@@ -463,3 +476,17 @@ class ReflectIn(_In):
 # -- probes -----------------------------------------------------------------------------------
 class HealthOut(BaseModel):
     status: Literal["ok"] = "ok"
+
+
+# -- the lifecycle ------------------------------------------------------------------------------
+class MaintainIn(_In):
+    as_of: str | None = Field(
+        default=None, description="Run the pass as if at this time (ISO 8601; default: now)."
+    )
+
+
+class MaintainOut(BaseModel):
+    archived: int = Field(description="Memories archived: stale, unpinned and unused.")
+    expired: int = Field(description="Memories forgotten past their expires_at.")
+    forgotten: int = Field(description="Memories forgotten past their owner's retention.")
+    owners: int = Field(description="Owners the pass went over.")

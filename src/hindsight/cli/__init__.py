@@ -6,7 +6,8 @@ one line and an exit code in one place (:mod:`hindsight.cli.base`). The memory
 commands live in :mod:`~hindsight.cli.commands`, the benchmarks in
 :mod:`~hindsight.cli.bench`, background work in :mod:`~hindsight.cli.jobs`, the review
 queue and the audit log in :mod:`~hindsight.cli.review`, feedback and history in
-:mod:`~hindsight.cli.history`, LLM usage in :mod:`~hindsight.cli.usage`.
+:mod:`~hindsight.cli.history`, LLM usage in :mod:`~hindsight.cli.usage`, pin, restore
+and the maintenance pass in :mod:`~hindsight.cli.lifecycle`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hindsight.cli.commands import cli
 from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
 from hindsight.cli import history as _history  # noqa: F401  # isort: skip
 from hindsight.cli import jobs as _jobs  # noqa: F401  # isort: skip
+from hindsight.cli import lifecycle as _lifecycle  # noqa: F401  # isort: skip
 from hindsight.cli import review as _review  # noqa: F401  # isort: skip
 from hindsight.cli import serve as _serve  # noqa: F401  # isort: skip
 from hindsight.cli import usage as _usage  # noqa: F401  # isort: skip

@@ -225,6 +225,9 @@ def why(r: RecallResult) -> str:
         else:
             parts.append(f"{name} #{hit.rank}")
     boosts = " ".join(f"{name} x{v:.2f}" for name, v in r.explanation.boosts.items())
+    used = r.explanation.confidence
+    if used is not None and round(used, 2) != round(r.memory.confidence, 2):
+        boosts += f" (confidence {r.memory.confidence:.2f} decayed to {used:.2f})"
     owner = r.explanation.owner_weight
     weight = f"; owner weight x{owner:g}" if owner != 1.0 else ""
     return f"{', '.join(parts) or 'no channel'}; boosts {boosts}{weight}"

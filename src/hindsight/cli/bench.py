@@ -304,3 +304,51 @@ def bench_load(
         api_key=key,
     )
     _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 16))
+
+
+@bench.command("lifecycle")
+@click.option(
+    "--memories",
+    type=click.IntRange(200, 1_000_000),
+    default=20_000,
+    show_default=True,
+    help="How many memories the year writes.",
+)
+@click.option(
+    "--weeks",
+    type=click.IntRange(4, 520),
+    default=52,
+    show_default=True,
+    help="How many weeks the year lasts (one maintenance pass a week).",
+)
+@click.option("--seed", type=int, default=7, show_default=True, help="The year's seed.")
+@json_option
+@_out_option
+@click.pass_obj
+def bench_lifecycle(
+    app: App, memories: int, weeks: int, seed: int, as_json: bool, out: Path | None
+) -> None:
+    """Simulate a busy owner's year on a simulated clock: decay, pins, archive, expiry
+    and retention, the weekly maintenance pass; recall quality on what is still current
+    with decay off and on (a recall counting as use, and not).
+
+    Each configuration runs in a store of its own (temporary unless --home is given).
+    """
+    from hindsight.bench import lifecycle
+
+    with contextlib.ExitStack() as stack:
+        root = app.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hs-l-")))
+        count = len(lifecycle.CONFIGS)
+        bar = stack.enter_context(app.progress(range(count), length=count, label="years"))
+
+        def settings_for(name: str) -> Settings:
+            return stack.enter_context(scratch(app.settings(root / name)))
+
+        report = lifecycle.run(
+            settings_for,
+            memories=memories,
+            weeks=weeks,
+            seed=seed,
+            progress=getattr(bar, "update", None),
+        )
+    _report(report.as_dict(), out, as_json, lifecycle.table(report))

@@ -91,6 +91,11 @@ REQUEST_ID = click.option(
 )
 @click.option("--observed-at", metavar="ISO", help="When it was said (ISO 8601; default: now).")
 @click.option("--metadata", "metadata_json", metavar="JSON", help="A JSON object to attach.")
+@click.option(
+    "--expires-at",
+    metavar="ISO",
+    help="Forget what this creates after this time (ISO 8601 with its zone, e.g. ...Z).",
+)
 @REQUEST_ID
 @json_option
 @click.argument("text")
@@ -103,6 +108,7 @@ def retain(
     kind: str | None,
     observed_at: str | None,
     metadata_json: str | None,
+    expires_at: str | None,
     request_id: str | None,
     as_json: bool,
     text: str,
@@ -122,6 +128,7 @@ def retain(
         observed_at=observed_at,
         metadata=metadata,
         request_id=request_id,
+        expires_at=expires_at,
     )
     if as_json:
         emit_json(views.retained(result))
@@ -353,6 +360,8 @@ def stats(app: App, owner: str | None, as_json: bool) -> None:
 @click.option("--metadata", "metadata_json", metavar="JSON", help="Replace the metadata.")
 @click.option("--confidence", type=float, metavar="X", help="New confidence (0..1).")
 @click.option("--status", type=STATUSES, help="New status.")
+@click.option("--expires-at", metavar="ISO", help="Forget it after this time (ISO 8601, zoned).")
+@click.option("--no-expiry", is_flag=True, help="Clear its expiry.")
 @json_option
 @click.argument("memory_id", metavar="ID")
 @click.pass_obj
@@ -362,14 +371,20 @@ def update(
     metadata_json: str | None,
     confidence: float | None,
     status: str | None,
+    expires_at: str | None,
+    no_expiry: bool,
     as_json: bool,
     memory_id: str,
 ) -> None:
     """Change one memory in place."""
-    if content is None and metadata_json is None and confidence is None and status is None:
+    given = (content, metadata_json, confidence, status, expires_at)
+    if all(v is None for v in given) and not no_expiry:
         raise click.UsageError(
-            "nothing to update: give --content, --metadata, --confidence or --status"
+            "nothing to update: give --content, --metadata, --confidence, --status, "
+            "--expires-at or --no-expiry"
         )
+    if expires_at is not None and no_expiry:
+        raise click.UsageError("give --expires-at or --no-expiry, not both")
     text = (
         None
         if content is None
@@ -382,6 +397,7 @@ def update(
         metadata=UNSET if metadata is None else metadata,
         confidence=UNSET if confidence is None else confidence,
         status=UNSET if status is None else status,
+        expires_at=None if no_expiry else UNSET if expires_at is None else expires_at,
     )
     if as_json:
         emit_json(views.memory(memory))

@@ -11,7 +11,7 @@ No SQL or driver import may appear outside this package (a test enforces it).
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
@@ -37,6 +37,10 @@ class Filter:
     session_id: str | None = None
     sources: Sequence[Source] | None = None
     principal: str | None = None  # the API key's name that wrote it
+    # hide what expired by this time (expires_at at or before it), before a pass forgets it
+    live_at: datetime | None = None
+    # hide, by owner, what was learnt before this time (past the owner's retention)
+    learnt_since: Mapping[str, datetime] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,6 +395,13 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def tokens_used(self, owner: str, since: datetime) -> int:
         """Prompt and completion tokens ``owner``'s LLM calls used at or after ``since``."""
+
+    @abc.abstractmethod
+    def lease(self, name: str, holder: str, *, until: datetime, now: datetime) -> bool:
+        """Take or renew the lease ``name`` for ``holder`` until ``until``: True when
+        ``holder`` holds it now (it was free, lapsed by ``now``, or already its own),
+        False while another holder's runs. Servers sharing a database run a scheduled
+        job only while they hold its lease."""
 
     @abc.abstractmethod
     def owners(self) -> list[str]:

@@ -858,6 +858,21 @@ class SQLStore(Store):
             for r in rows
         ]
 
+    def lease(self, name: str, holder: str, *, until: datetime, now: datetime) -> bool:
+        # One row of meta, "<until in ms, 16 digits> <holder>": taken when absent, lapsed
+        # or the holder's own, in one statement (the database orders two takers). Fixed
+        # width digits compare as numbers, in any collation.
+        value = f"{int(until.timestamp() * 1000):016d} {holder}"
+        with self.db.tx() as conn:
+            row = conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+                "SET value = excluded.value "
+                "WHERE substr(meta.value, 1, 16) < ? OR substr(meta.value, 18) = ? "
+                "RETURNING key",
+                (f"lease:{name}", value, f"{int(now.timestamp() * 1000):016d}", holder),
+            ).fetchone()
+        return row is not None
+
     def owners(self) -> list[str]:
         return sorted(r[0] for r in self.db.read("SELECT DISTINCT owner FROM memories"))
 
@@ -961,6 +976,12 @@ def filter_sql(flt: Filter, *, owner: str | None = "m.owner") -> tuple[str, list
     if flt.principal is not None:
         clauses.append("m.principal = ?")
         params.append(flt.principal)
+    if flt.live_at is not None:
+        clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+        params.append(flt.live_at.timestamp())
+    for name, since in (flt.learnt_since or {}).items():
+        clauses.append("(m.owner <> ? OR m.created_at >= ?)")
+        params.extend((name, since.timestamp()))
     return " AND ".join(clauses), params
 
 
