@@ -307,8 +307,10 @@ def test_entries_in_redis_are_json_and_expire(
         (key,) = client.keys("hindsight:rc:*")
         assert re.fullmatch(rb"hindsight:rc:[0-9a-f]{64}", key)  # a digest: no owner, no query
         assert 0 < client.ttl(key) <= 300
-        (entry,) = json.loads(client.get(key))
+        kept = json.loads(client.get(key))
+    (entry,) = kept["results"]
     assert entry["memory"]["id"] == top.memory.id and entry["score"] == top.score
+    assert 0 < kept["until"] - time.time() <= 300  # on the engine's clock, the wall's here
 
 
 def test_a_redis_that_is_down_costs_only_the_cache(
