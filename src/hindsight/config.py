@@ -140,10 +140,11 @@ class Settings(BaseSettings):
     log_keep: int = Field(default=1_000_000, gt=0)
 
     # the lifecycle (hindsight.lifecycle): an unused memory's confidence is multiplied by
-    # decay_per_week for each week since it was last used (1.0: no decay); a recall counts
-    # as use unless decay_counts_recall is off. Decay ranks, it never deletes.
+    # decay_per_week for each week since it was last used (1.0: no decay); with
+    # decay_counts_recall a recall counts as use too (off: a stale value a question keeps
+    # returning then never fades; BENCHMARKS.md, a simulated year). Decay ranks, never deletes.
     decay_per_week: float = Field(default=0.98, gt=0.0, le=1.0)
-    decay_counts_recall: bool = True
+    decay_counts_recall: bool = False
     # the maintenance pass archives an active, unpinned memory whose decayed confidence is
     # under archive_below and that went unused for archive_after_days; verbatim turns too
     # with archive_episodes, once every memory derived from them is archived

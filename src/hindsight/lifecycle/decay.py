@@ -23,7 +23,7 @@ class Decay:
     """How fast unused memories fade: ``per_week`` (1.0: never) and whether a recall is use."""
 
     per_week: float = 0.98
-    counts_recall: bool = True
+    counts_recall: bool = False
 
     def last_use(self, memory: Memory) -> datetime:
         """When the memory was last learnt, restated, marked useful or (if counted) recalled."""
