@@ -18,7 +18,7 @@ import json
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
-from hindsight.models import Kind, Memory, Provenance, Review, Source, Status
+from hindsight.models import Kind, Memory
 from hindsight.store import audit as audit_log
 from hindsight.store import files
 from hindsight.store import usage as usage_log
@@ -41,8 +41,18 @@ from hindsight.store.base import (
     UsageEntry,
     UsageRow,
 )
-from hindsight.store.db import Connection, Database, marks
+from hindsight.store.db import Connection, Database
 from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
+from hindsight.store.rows import (
+    COLUMNS,
+    M_COLUMNS,
+    N_COLUMNS,
+    chunks,
+    dt,
+    filter_sql,
+    memory_of,
+    row_of,
+)
 from hindsight.timewords import date_words, referred_dates
 
 if TYPE_CHECKING:
@@ -50,26 +60,6 @@ if TYPE_CHECKING:
 
 
 _PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
-_COLUMNS = (
-    "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "
-    "observed_at, created_at, updated_at, valid_from, valid_to, superseded_by, "
-    "last_accessed_at, access_count, status, embedding_model, attribute, metadata, "
-    "principal, input_hash, trust, flags, review, screened, pinned, used_at, expires_at"
-)
-_N_COLUMNS = _COLUMNS.count(",") + 1
-_M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in _COLUMNS.split(","))
-
-
-def _ts(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
-
-
-def _dt(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, tz=UTC)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class _Turns:
@@ -173,7 +163,7 @@ class SQLStore(Store):
     def stale_vectors(self, limit: int) -> list[Memory]:
         return self._memories(
             self.db.read(
-                f"SELECT {_M_COLUMNS} FROM memories m JOIN vectors v ON v.key = m.rowid "
+                f"SELECT {M_COLUMNS} FROM memories m JOIN vectors v ON v.key = m.rowid "
                 "WHERE v.model != ? OR v.dim != ? ORDER BY m.rowid LIMIT ?",
                 (self._model, self._dimension, limit),
             )
@@ -227,9 +217,9 @@ class SQLStore(Store):
                 )
             for memory, vector in insert:
                 key = conn.execute(
-                    f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * _N_COLUMNS)}) "
+                    f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * N_COLUMNS)}) "
                     "RETURNING rowid",
-                    self._row(memory),
+                    row_of(memory),
                 ).fetchone()[0]
                 self._put_vector(conn, key, memory, vector)
                 self._link(conn, memory)
@@ -241,9 +231,9 @@ class SQLStore(Store):
                 if row is None:
                     raise StoreError(f"memory {memory.id} vanished during the update")
                 key = row[0]
-                assignments = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(","))
+                assignments = ", ".join(f"{c.strip()} = ?" for c in COLUMNS.split(","))
                 conn.execute(
-                    f"UPDATE memories SET {assignments} WHERE rowid = ?", (*self._row(memory), key)
+                    f"UPDATE memories SET {assignments} WHERE rowid = ?", (*row_of(memory), key)
                 )
                 conn.execute("DELETE FROM derivations WHERE child = ?", (memory.id,))
                 self._link(conn, memory)
@@ -278,7 +268,7 @@ class SQLStore(Store):
         found: dict[tuple[str, str], _Turns] = {}
         if not self._text.context_turns:
             return found
-        for chunk in _chunks(sorted(keys)):
+        for chunk in chunks(sorted(keys)):
             among, values = self.db.among(chunk)
             for owner, session in conn.execute(
                 "SELECT DISTINCT owner, session_id FROM memories WHERE kind = 'episode' "
@@ -309,7 +299,7 @@ class SQLStore(Store):
         sessions these rows are in, when the caller has just read them.
         """
         rows: dict[int, tuple[Any, ...]] = {}
-        for chunk in _chunks(sorted(keys)):
+        for chunk in chunks(sorted(keys)):
             among, values = self.db.among(chunk)
             for row in conn.execute(
                 "SELECT rowid, owner, kind, content, query_hints, speaker, observed_at, "
@@ -359,41 +349,6 @@ class SQLStore(Store):
             [(memory.id, parent) for parent in memory.provenance.derived_from],
         )
 
-    @staticmethod
-    def _row(m: Memory) -> tuple[Any, ...]:
-        return (
-            m.id,
-            m.owner,
-            m.kind.value,
-            m.content,
-            json.dumps(m.query_hints, ensure_ascii=False),
-            m.confidence,
-            m.provenance.source.value,
-            m.provenance.session_id,
-            m.provenance.speaker,
-            _ts(m.observed_at),
-            _ts(m.created_at),
-            _ts(m.updated_at),
-            _ts(m.valid_from),
-            _ts(m.valid_to),
-            m.superseded_by,
-            _ts(m.last_accessed_at),
-            m.access_count,
-            m.status.value,
-            m.embedding_model,
-            m.attribute,
-            json.dumps(m.metadata, ensure_ascii=False),
-            m.provenance.principal,
-            m.provenance.input_hash,
-            m.trust,
-            json.dumps(m.flags),
-            None if m.review is None else json.dumps(asdict(m.review), ensure_ascii=False),
-            int(m.screened),
-            int(m.pinned),
-            _ts(m.used_at),
-            _ts(m.expires_at),
-        )
-
     def _put_vector(
         self, conn: Connection, key: int, memory: Memory, vector: npt.NDArray[np.float32]
     ) -> None:
@@ -404,27 +359,27 @@ class SQLStore(Store):
             return []
         ids = [r[0] for r in rows]
         parents: dict[str, list[str]] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             among, values = self.db.among(chunk)
             for child, parent in self.db.read(
                 f"SELECT child, parent FROM derivations WHERE child {among} ORDER BY child, parent",
                 values,
             ):
                 parents.setdefault(child, []).append(parent)
-        return [_memory(r, parents.get(r[0], [])) for r in rows]
+        return [memory_of(r, parents.get(r[0], [])) for r in rows]
 
     def get(self, ids: Sequence[str]) -> list[Memory]:
         found: dict[str, tuple[Any, ...]] = {}
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             among, values = self.db.among(chunk)
-            for row in self.db.read(f"SELECT {_COLUMNS} FROM memories WHERE id {among}", values):
+            for row in self.db.read(f"SELECT {COLUMNS} FROM memories WHERE id {among}", values):
                 found[row[0]] = row
         return self._memories([found[i] for i in dict.fromkeys(ids) if i in found])
 
     def list_memories(self, flt: Filter, *, limit: int, offset: int = 0) -> list[Memory]:
         where, params = filter_sql(flt)
         rows = self.db.read(
-            f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
+            f"SELECT {COLUMNS} FROM memories m WHERE {where} "
             "ORDER BY observed_at DESC, rowid DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )
@@ -439,7 +394,7 @@ class SQLStore(Store):
         last = -1
         while True:
             rows = self.db.read(
-                f"SELECT rowid, {_COLUMNS} FROM memories m WHERE {where} AND rowid > ? "
+                f"SELECT rowid, {COLUMNS} FROM memories m WHERE {where} AND rowid > ? "
                 "ORDER BY rowid LIMIT 500",
                 (*params, last),
             )
@@ -450,7 +405,7 @@ class SQLStore(Store):
 
     def find_attribute(self, owner: str, kind: Kind, attribute: str) -> list[Memory]:
         rows = self.db.read(
-            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND attribute = ? "
+            f"SELECT {COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND attribute = ? "
             "AND status = 'active' AND valid_to IS NULL ORDER BY observed_at",
             (owner, kind.value, attribute),
         )
@@ -458,7 +413,7 @@ class SQLStore(Store):
 
     def find_exact(self, owner: str, kind: Kind, content: str) -> Memory | None:
         rows = self.db.read(
-            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND content = ? "
+            f"SELECT {COLUMNS} FROM memories WHERE owner = ? AND kind = ? AND content = ? "
             "AND status = 'active' AND valid_to IS NULL LIMIT 1",
             (owner, kind.value, content),
         )
@@ -468,7 +423,7 @@ class SQLStore(Store):
     def find_episodes(self, owner: str, session_id: str | None, content: str) -> list[Memory]:
         session = "session_id IS NULL" if session_id is None else "session_id = ?"
         rows = self.db.read(
-            f"SELECT {_COLUMNS} FROM memories WHERE owner = ? AND kind = 'episode' "
+            f"SELECT {COLUMNS} FROM memories WHERE owner = ? AND kind = 'episode' "
             f"AND {session} AND content = ? ORDER BY rowid",
             (owner, content) if session_id is None else (owner, session_id, content),
         )
@@ -476,7 +431,7 @@ class SQLStore(Store):
 
     def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
         after: dict[str, int] = {}
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             among, values = self.db.among(chunk)
             after.update(
                 self.db.read(
@@ -493,7 +448,7 @@ class SQLStore(Store):
         where, params = filter_sql(flt, owner=None)  # turns after the owners' own
         among, values = self.db.among(list(following))
         rows = self.db.read(
-            f"SELECT {_COLUMNS}, rowid FROM memories AS m {self.db.by_key} "
+            f"SELECT {COLUMNS}, rowid FROM memories AS m {self.db.by_key} "
             f"WHERE rowid {among} AND {where}",
             (*values, *params),
         )
@@ -537,7 +492,7 @@ class SQLStore(Store):
             found, exhausted = hits(fetch)
             scores = dict(found)
             allowed: list[tuple[str, int]] = []
-            for chunk in _chunks(list(scores)):
+            for chunk in chunks(list(scores)):
                 among, values = self.db.among(chunk)
                 allowed.extend(
                     self.db.read(
@@ -673,10 +628,10 @@ class SQLStore(Store):
 
     def predecessors(self, ids: Sequence[str]) -> list[Memory]:
         found: list[Memory] = []
-        for chunk in _chunks(list(ids)):  # the partial index memories_superseded serves it
+        for chunk in chunks(list(ids)):  # the partial index memories_superseded serves it
             among, values = self.db.among(chunk)
             rows = self.db.read(
-                f"SELECT {_COLUMNS} FROM memories WHERE superseded_by {among} ORDER BY rowid",
+                f"SELECT {COLUMNS} FROM memories WHERE superseded_by {among} ORDER BY rowid",
                 values,
             )
             found += self._memories(rows)
@@ -684,7 +639,7 @@ class SQLStore(Store):
 
     def children(self, parent_ids: Sequence[str]) -> list[Memory]:
         ids: list[str] = []
-        for chunk in _chunks(list(parent_ids)):
+        for chunk in chunks(list(parent_ids)):
             among, values = self.db.among(chunk)
             ids.extend(
                 r[0]
@@ -701,7 +656,7 @@ class SQLStore(Store):
         frontier = list(ids)
         while frontier:
             children: set[str] = set()
-            for chunk in _chunks(frontier):
+            for chunk in chunks(frontier):
                 among, values = self.db.among(chunk)
                 children.update(
                     r[0]
@@ -733,7 +688,7 @@ class SQLStore(Store):
         owner_of: dict[str, str] = {}
         with self.db.tx() as conn:
             gone: set[int] = set()
-            for chunk in _chunks(list(ids)):
+            for chunk in chunks(list(ids)):
                 among, values = self.db.among(chunk)
                 rows = conn.execute(
                     f"SELECT rowid, owner FROM memories WHERE id {among}", values
@@ -848,7 +803,7 @@ class SQLStore(Store):
         return [
             {
                 "id": r[0],
-                "at": _dt(r[1]),
+                "at": dt(r[1]),
                 "owner": r[2],
                 "criteria": json.loads(r[3]),
                 "deleted_ids": json.loads(r[4]),
@@ -933,96 +888,3 @@ def _naming_restored(
         mine = [mid for mid in restored if owner_of.get(mid) == entry.owner]
         out.append(replace(entry, detail={**entry.detail, "restored": mine}) if mine else entry)
     return out
-
-
-def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(values), size):
-        yield values[i : i + size]
-
-
-def filter_sql(flt: Filter, *, owner: str | None = "m.owner") -> tuple[str, list[Any]]:
-    """The SQL condition (on table alias ``m``) and parameters of a filter.
-
-    ``owner`` is the column that restricts the owners, or None for rows known to be
-    theirs (keys from their own indexes): a query that looks rows up by key then offers
-    the database no owner index to prefer, which on stale statistics it did (a nested
-    loop comparing every row of an owner with every key).
-    """
-    clauses = [] if owner is None else [f"{owner} IN ({marks(flt.owners)})"]
-    params: list[Any] = [] if owner is None else list(flt.owners)
-    if flt.kinds:
-        clauses.append(f"m.kind IN ({marks(flt.kinds)})")
-        params.extend(k.value for k in flt.kinds)
-    if flt.statuses:
-        clauses.append(f"m.status IN ({marks(flt.statuses)})")
-        params.extend(s.value for s in flt.statuses)
-    if flt.since is not None:
-        clauses.append("m.observed_at >= ?")
-        params.append(flt.since.timestamp())
-    if flt.until is not None:
-        clauses.append("m.observed_at <= ?")
-        params.append(flt.until.timestamp())
-    if flt.min_confidence is not None:
-        clauses.append("m.confidence >= ?")
-        params.append(flt.min_confidence)
-    if flt.current_only:
-        clauses.append("m.valid_to IS NULL")
-    if flt.session_id is not None:
-        clauses.append("m.session_id = ?")
-        params.append(flt.session_id)
-    if flt.sources:
-        clauses.append(f"m.source IN ({marks(flt.sources)})")
-        params.extend(s.value for s in flt.sources)
-    if flt.principal is not None:
-        clauses.append("m.principal = ?")
-        params.append(flt.principal)
-    if flt.live_at is not None:
-        clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
-        params.append(flt.live_at.timestamp())
-    for name, since in (flt.learnt_since or {}).items():
-        clauses.append("(m.owner <> ? OR m.created_at >= ?)")
-        params.extend((name, since.timestamp()))
-    return " AND ".join(clauses), params
-
-
-def _json(text: str) -> Any:
-    # most rows hold an empty list or object: recall reads hundreds of rows a query
-    return [] if text == "[]" else {} if text == "{}" else json.loads(text)
-
-
-def _memory(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
-    return Memory(
-        id=r[0],
-        owner=r[1],
-        kind=Kind(r[2]),
-        content=r[3],
-        query_hints=_json(r[4]),
-        confidence=r[5],
-        provenance=Provenance(
-            source=Source(r[6]),
-            session_id=r[7],
-            speaker=r[8],
-            derived_from=derived_from,
-            principal=r[21],
-            input_hash=r[22],
-        ),
-        observed_at=_dt(r[9]) or _now(),
-        created_at=_dt(r[10]) or _now(),
-        updated_at=_dt(r[11]) or _now(),
-        valid_from=_dt(r[12]),
-        valid_to=_dt(r[13]),
-        superseded_by=r[14],
-        last_accessed_at=_dt(r[15]),
-        access_count=r[16],
-        status=Status(r[17]),
-        embedding_model=r[18],
-        attribute=r[19],
-        metadata=_json(r[20]),
-        trust=r[23],
-        flags=_json(r[24]),
-        review=None if r[25] is None else Review(**json.loads(r[25])),
-        screened=bool(r[26]),
-        pinned=bool(r[27]),
-        used_at=_dt(r[28]),
-        expires_at=_dt(r[29]),
-    )

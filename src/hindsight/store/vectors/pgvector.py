@@ -19,7 +19,7 @@ from hindsight.errors import StoreError
 from hindsight.store.base import Filter
 from hindsight.store.db import Connection, Database
 from hindsight.store.postgres import PostgresDatabase, first_line
-from hindsight.store.sql import filter_sql
+from hindsight.store.rows import filter_sql
 from hindsight.store.vectors import Rows, Vector, checked
 
 _EF_SEARCH = 200  # HNSW's candidate list, enough for 100 results (recall's default)
