@@ -128,13 +128,8 @@ class Search:
     def _outdated(self, best: list[Memory]) -> dict[str, float]:
         """Of each turn among ``best``, the share of the values it stated (memories of an
         attribute derived from it) that were since superseded."""
-        turns = {m.id for m in best if m.kind is Kind.EPISODE}
-        stated: dict[str, list[bool]] = {}
-        for child in self.store.children(list(turns)) if turns else ():
-            if child.attribute is None:
-                continue
-            for parent in turns.intersection(child.provenance.derived_from):
-                stated.setdefault(parent, []).append(child.superseded_by is not None)
+        turns = [m.id for m in best if m.kind is Kind.EPISODE]
+        stated = self.store.stated_values(turns) if turns else {}
         return {turn: sum(gone) / len(gone) for turn, gone in stated.items() if any(gone)}
 
     def _lift_replies(
