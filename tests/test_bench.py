@@ -54,6 +54,7 @@ def test_bench_scale_reports_every_figure(tmp_path: Path) -> None:
         "embed_query_p50_ms",
         "first_recall_ms",
         "first_recall_rebuild_ms",
+        "first_recall_warmed_ms",
         "peak_rss_mb",
     ):
         assert figures[key] > 0, key

@@ -37,6 +37,7 @@ CLI: dict[str, tuple[str, ...]] = {
     "observe": ("session", "add"),
     "window": ("session", "show"),
     "purge_expired": ("jobs", "run"),
+    "warm": ("jobs", "run"),  # builds and saves the indexes a later process loads
     "sessions": ("session", "list"),
     "close_session": ("session", "close"),
     "summarize": ("summarize",),
@@ -53,7 +54,9 @@ CLI: dict[str, tuple[str, ...]] = {
     "maintain": ("maintain",),
 }
 # library method -> REST operation ids (all of them must exist)
-REST: dict[str, set[str]] = {name: {name} for name in CLI if name != "purge_expired"} | {
+REST: dict[str, set[str]] = {
+    name: {name} for name in CLI if name not in ("purge_expired", "warm")
+} | {
     "forget": {"forget", "forget_owner"},  # one id; or an owner's memories by session or time
     "consolidate": {"consolidate"},
 }
@@ -101,6 +104,10 @@ _AUDITOR = (
     "the audit log is for auditors and people, not agents mid-conversation; memory_audit "
     "comes with HINDSIGHT_MCP_REVIEW=true"
 )
+_WARM = (
+    "loads this process's own indexes: a server warms itself as it starts (warm_owners), "
+    "and no caller's request should pay for another owner's"
+)
 # (interface, library method) -> why it is deliberately not there
 ABSENT: dict[tuple[str, str], str] = {
     **{(interface, "as_principal"): _CALLER for interface in INTERFACES},
@@ -130,6 +137,7 @@ ABSENT: dict[tuple[str, str], str] = {
     ("mcp", "audit"): _AUDITOR,
     ("mcp", "verify_audit"): _AUDITOR + " (a check of the whole log's hash chain)",
     ("mcp", "usage"): _AGENT_TOOLS + " (token counts and bills)",
+    **{(interface, "warm"): _WARM for interface in ("rest", "mcp", "client")},
 }
 
 

@@ -155,6 +155,11 @@ class Settings(BaseSettings):
     # kept until forgotten), e.g. HINDSIGHT_RETENTION='{"session:*": 30, "user:*": null}'
     retention: dict[str, int | None] = Field(default_factory=dict)
     # servers run the maintenance pass this often (one server at a time on a shared database)
+    # a server loads the indexes of this many owners (those that changed last) as it
+    # starts, in the background, for at most warm_seconds: their first recalls then cost
+    # what later ones do (0: none)
+    warm_owners: int = Field(default=100, ge=0)
+    warm_seconds: float = Field(default=300.0, gt=0)
     maintain_interval_seconds: float = Field(default=3_600.0, gt=0)
 
     # servers (REST and MCP): see hindsight.access for the key file's format

@@ -78,6 +78,12 @@ def maintain(hs: Hindsight, *, holder: str = HOLDER) -> int:
     return report.archived + report.expired + report.forgotten
 
 
+def warm(hs: Hindsight) -> int:
+    """Load the indexes of the ``warm_owners`` owners that changed last, so that their
+    first recalls after a restart cost what later ones do; returns how many."""
+    return hs.warm(limit=hs.settings.warm_owners)
+
+
 JOBS: Final = {
     job.name: job
     for job in (
@@ -99,6 +105,7 @@ JOBS: Final = {
             maintain,
             every=lambda settings: settings.maintain_interval_seconds,
         ),
+        Job("warm", "load the indexes of the owners that changed last (a server: at start)", warm),
         Job(
             "prune-audit",
             "drop audit entries past their retention",
@@ -131,7 +138,17 @@ async def schedule(hs: Hindsight) -> None:
             except HindsightError as exc:
                 _log.warning("job %s failed: %s", job.name, exc)
 
+    async def warm_once() -> None:
+        # off the request path: requests are served meanwhile, an owner asked first is
+        # loaded by its own recall, and a failure costs only the time it would have saved
+        try:
+            await serving.call(hs.settings.warm_seconds, warm, hs)
+        except HindsightError as exc:
+            _log.warning("warming stopped: %s", exc)
+
     async with asyncio.TaskGroup() as group:
+        if hs.settings.warm_owners:
+            group.create_task(warm_once())
         for each in JOBS.values():
             if each.every is not None:
                 group.create_task(repeat(each, each.every(hs.settings)))

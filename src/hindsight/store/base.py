@@ -413,6 +413,15 @@ class Store(abc.ABC):
         """Every owner that has memories, sorted."""
 
     @abc.abstractmethod
+    def recent_owners(self, limit: int) -> list[str]:
+        """The ``limit`` owners whose memories changed last, latest first."""
+
+    @abc.abstractmethod
+    def warm(self, owner: str) -> None:
+        """Load or build what a search of ``owner`` reads (its keyword and vector
+        indexes), so that its first recall costs what a later one does."""
+
+    @abc.abstractmethod
     def speakers(self, owner: str, limit: int = 200) -> list[str]:
         """The names that speak in ``owner``'s memories (at most ``limit``), sorted."""
 

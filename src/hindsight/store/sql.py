@@ -844,6 +844,18 @@ class SQLStore(Store):
     def owners(self) -> list[str]:
         return sorted(r[0] for r in self.db.read("SELECT DISTINCT owner FROM memories"))
 
+    def recent_owners(self, limit: int) -> list[str]:
+        # the keyword log names every change of a memory row, newest last (indexed by owner)
+        rows = self.db.read(
+            "SELECT owner FROM keyword_log GROUP BY owner ORDER BY max(seq) DESC LIMIT ?",
+            (limit,),
+        )
+        return [r[0] for r in rows]
+
+    def warm(self, owner: str) -> None:
+        self._keywords.count(owner)  # loads its saved index or builds it, caught up
+        self.vectors.warm(owner)
+
     def speakers(self, owner: str, limit: int = 200) -> list[str]:
         # one index seek per name (memories_owner_speaker), however many memories
         rows = self.db.read(

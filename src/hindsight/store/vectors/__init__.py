@@ -81,6 +81,12 @@ class VectorBackend(Protocol):
         """Vectors held, of one owner or of all."""
         ...
 
+    def warm(self, owner: str) -> None:
+        """Make ``owner``'s next search as fast as a warm one (load or build what it
+        reads), off the request path; a backend that searches in the database does
+        nothing."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -324,7 +324,13 @@ class VectorIndex:
         """How many vectors `owner` has, after catching up with the log."""
         entry = self._owners.get(owner)
         with entry.lock:
-            return len(self._ready(entry))
+            size = len(self._ready(entry))
+        self._trim(owner, entry, size)  # held now: counted against the cache's size
+        return size
+
+    def size(self, owner: str) -> int | None:
+        """``owner``'s vectors when last used, without loading; None if not held."""
+        return self._owners.size(owner)
 
     def is_hnsw(self, owner: str) -> bool:
         """Whether `owner` is served by an HNSW graph (rather than exact search)."""

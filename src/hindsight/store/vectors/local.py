@@ -99,6 +99,10 @@ class LocalVectors:
         cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
         return int(self._db.read(f"SELECT count(*) FROM vectors {cond}", params)[0][0])
 
+    def warm(self, owner: str) -> None:
+        if self._index is not None:
+            self._index.count(owner)  # loads or builds the owner's index, caught up
+
     def close(self) -> None:
         if self._index is not None:
             self._index.close()

@@ -76,6 +76,9 @@ class PgVectors:
         cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
         return int(self._db.read(f"SELECT count(*) FROM vectors {cond}", params)[0][0])
 
+    def warm(self, owner: str) -> None:
+        pass  # searched in the database: nothing held in the process
+
     def close(self) -> None:
         pass  # the database is the store's to close
 
