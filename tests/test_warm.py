@@ -69,3 +69,12 @@ def test_a_server_warms_the_owners_that_changed_last_as_it_starts(
             while hs.store.known_size("user:a") is None and time.monotonic() < deadline:
                 time.sleep(0.05)  # the server answers meanwhile: warming is in the background
         assert hs.store.known_size("user:a") == len(TEXTS)
+
+
+def test_warming_stops_when_asked(settings: Settings, embedder: Embeddings) -> None:
+    with Hindsight(settings, embedder=embedder) as hs:
+        for owner in ("user:a", "user:b"):
+            hs.retain(owner, "I live in Lisbon.")
+        asked: list[int] = []
+        assert hs.warm(limit=10, stop=lambda: len(asked) > 0 or bool(asked.append(1))) == 1
+        assert hs.warm(limit=10, stop=lambda: True) == 0

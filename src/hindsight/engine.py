@@ -689,18 +689,29 @@ class Hindsight(Conversations):
             owners = [self._readable(owner)]
         return self.store.usage(owners=owners, since=validate.timestamp(since, field="since"))
 
-    def warm(self, owners: Sequence[str] | None = None, *, limit: int | None = None) -> int:
+    def warm(
+        self,
+        owners: Sequence[str] | None = None,
+        *,
+        limit: int | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> int:
         """Load (or build) what recall reads of ``owners`` (by default the ``limit`` that
         changed last; every owner without a limit), so that their first recalls cost
-        what later ones do: a server does it as it starts. Returns how many owners."""
+        what later ones do: a server does it as it starts. ``stop`` is asked before each
+        owner (true: stop there). Returns how many owners it warmed."""
         if owners is None:
             self.principal.check_read_all()
             names = self.store.recent_owners(limit) if limit is not None else self.store.owners()
         else:
             names = [self._readable(owner) for owner in owners]
+        done = 0
         for name in names:
+            if stop is not None and stop():
+                break
             self.store.warm(name)
-        return len(names)
+            done += 1
+        return done
 
     def _all_owners(self) -> list[str]:
         self.principal.check_read_all()

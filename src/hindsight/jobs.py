@@ -13,6 +13,8 @@ import asyncio
 import logging
 import os
 import socket
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -138,20 +140,32 @@ async def schedule(hs: Hindsight) -> None:
             except HindsightError as exc:
                 _log.warning("job %s failed: %s", job.name, exc)
 
-    async def warm_once() -> None:
-        # off the request path: requests are served meanwhile, an owner asked first is
-        # loaded by its own recall, and a failure costs only the time it would have saved
-        try:
-            await serving.call(hs.settings.warm_seconds, warm, hs)
-        except HindsightError as exc:
-            _log.warning("warming stopped: %s", exc)
+    # Warming runs in a thread of its own, off the request path (an owner asked first
+    # is loaded by its own recall), for at most warm_seconds; the server's shutdown stops
+    # it between two owners and waits for it, so the engine never closes under it.
+    stop = threading.Event()
+    warming = threading.Thread(target=_warm, args=(hs, stop), name="hindsight-warm", daemon=True)
+    if hs.settings.warm_owners:
+        warming.start()
+    try:
+        async with asyncio.TaskGroup() as group:
+            for each in JOBS.values():
+                if each.every is not None:
+                    group.create_task(repeat(each, each.every(hs.settings)))
+    finally:
+        stop.set()
+        if warming.is_alive():
+            warming.join()
 
-    async with asyncio.TaskGroup() as group:
-        if hs.settings.warm_owners:
-            group.create_task(warm_once())
-        for each in JOBS.values():
-            if each.every is not None:
-                group.create_task(repeat(each, each.every(hs.settings)))
+
+def _warm(hs: Hindsight, stop: threading.Event) -> None:
+    deadline = time.monotonic() + hs.settings.warm_seconds
+    try:
+        hs.warm(
+            limit=hs.settings.warm_owners, stop=lambda: stop.is_set() or time.monotonic() > deadline
+        )
+    except HindsightError as exc:  # a failure costs only the time it would have saved
+        _log.warning("warming stopped: %s", exc)
 
 
 def reembed(
