@@ -210,3 +210,14 @@ def test_the_lifecycle_year_is_seeded_and_checks_itself(tmp_path: Path) -> None:
         assert run["restored"] == run["archived"] and run["restore_failures"] == 0
         assert run["expired"] > 0 and run["forgotten_by_retention"] > 0
         assert run["mrr_at_10"] >= off["mrr_at_10"]
+
+
+def test_bench_history_times_history_beside_get(tmp_path: Path) -> None:
+    args = ["--home", str(tmp_path / "h"), "-q", "bench", "history", "--versions", "3"]
+    result = CliRunner().invoke(cli, [*args, "--versions", "4", "--entries", "1500", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    cases = [(c["versions"], c["other_entries"]) for c in figures["cases"]]
+    assert cases == [(3, 0), (3, 1500), (4, 0), (4, 1500)]
+    assert all(c["chain_complete"] for c in figures["cases"])
+    assert all(c["history_ms"]["median"] > 0 < c["get_ms"]["median"] for c in figures["cases"])

@@ -143,6 +143,45 @@ def bench_cache(app: App, n: int, queries: int, as_json: bool, out: Path | None)
     _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 17))
 
 
+@bench.command("history")
+@click.option(
+    "--versions",
+    type=click.IntRange(2, 1_000),
+    multiple=True,
+    default=(3, 50),
+    show_default=True,
+    help="Versions in a memory's chain (give it again for another case).",
+)
+@click.option(
+    "--entries",
+    type=click.IntRange(0, 10_000_000),
+    default=20_000,
+    show_default=True,
+    help="Other audit entries of the owner, for a second case of each chain.",
+)
+@json_option
+@_out_option
+@click.pass_obj
+def bench_history(
+    app: App, versions: tuple[int, ...], entries: int, as_json: bool, out: Path | None
+) -> None:
+    """Time history(id) beside get(id) as a chain and its owner's audit log grow.
+
+    Runs in a fresh temporary store unless --home is given on the group.
+    """
+    from hindsight.bench import history
+
+    with _store(app, "hs-h-", 0, "building") as (settings, _):
+        result = history.run(settings, versions=versions, entries=entries)
+    lines = [
+        f"{c['versions']:>4} versions, {c['other_entries']:>7} other entries: history "
+        f"{c['history_ms']['median']} ms (max {c['history_ms']['max']}), get "
+        f"{c['get_ms']['median']} ms"
+        for c in result["cases"]
+    ]
+    _report(result, out, as_json, lines)
+
+
 def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--limit",
