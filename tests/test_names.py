@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight import Hindsight
-from hindsight.names import resolve, skeleton
+from hindsight.names import may_name, resolve, skeleton
 
 NAMES = ["Muhhamed", "Fahim Khan", "Caroline", "Melanie"]
 
@@ -30,6 +30,12 @@ NAMES = ["Muhhamed", "Fahim Khan", "Caroline", "Melanie"]
 )
 def test_a_name_is_read_as_the_store_spells_it(query: str, read: str) -> None:
     assert resolve(query, NAMES) == read
+
+
+def test_only_a_query_that_may_name_someone_asks_for_names() -> None:
+    assert not may_name("What is the deadline for the first sprint?")
+    assert not may_name("When did we meet? Tell me where.")
+    assert may_name("What did Mohammed say?") and may_name("Did Faheem bowl?")
 
 
 def test_a_word_close_to_two_names_is_left_alone() -> None:

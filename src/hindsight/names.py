@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["resolve", "skeleton"]
+__all__ = ["may_name", "resolve", "skeleton"]
 
 _WORD: Final = re.compile(r"[^\W\d_]+")  # "Caroline's": the name, then "s"
 _VOWELS: Final = frozenset("aeiouy")
@@ -63,6 +63,43 @@ def _sounds_alike(word: str, name: str) -> bool:
     if _distance(a, b, limit) <= limit:
         return True
     return skeleton(a) == skeleton(b)
+
+
+# Capitalised words that open a question or a request, not names: a query of only these
+# needs no names looked up.
+_OPENERS: Final = frozenset(
+    {
+        "what",
+        "when",
+        "where",
+        "which",
+        "whom",
+        "whose",
+        "does",
+        "have",
+        "were",
+        "would",
+        "could",
+        "should",
+        "will",
+        "tell",
+        "give",
+        "list",
+        "describe",
+        "show",
+        "find",
+        "remind",
+    }
+)
+
+
+def may_name(query: str) -> bool:
+    """Whether ``query`` has a word that may be a person's name (capitalised, long enough,
+    not a word questions open with): only then is it worth the store's names."""
+    return any(
+        len(w) >= MIN_LENGTH and w[0].isupper() and w.lower() not in _OPENERS
+        for w in _WORD.findall(query)
+    )
 
 
 def resolve(query: str, names: Iterable[str]) -> str:

@@ -21,7 +21,7 @@ from hindsight.errors import StoreError
 from hindsight.guard import Policy, screen
 from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
-from hindsight.names import resolve
+from hindsight.names import may_name, resolve
 from hindsight.recall import (
     Rerank,
     current_first,
@@ -79,10 +79,10 @@ class Search:
         token_budget: int | None,
     ) -> list[RecallResult]:
         n = max(self.settings.candidates, k * 2)
-        # "Mohammed" asked about is the "Muhhamed" who speaks in the turns
-        query = resolve(
-            query, [name for owner in flt.owners for name in self.store.speakers(owner)]
-        )
+        if may_name(query):  # "Mohammed" asked about is the "Muhhamed" who speaks in the turns
+            query = resolve(
+                query, [name for owner in flt.owners for name in self.store.speakers(owner)]
+            )
         vector = self.embedder.encode_query(query)
         now = self.clock()
         period = asked_period(query, now, zone)
