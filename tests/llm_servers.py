@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -105,14 +105,18 @@ class FakeLLM:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.most_in_flight = 0
+        # once the script is spent: a reply made from each request, if set
+        self.respond: Callable[[Seen], Reply] | None = None
 
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
 
-    def _next(self) -> Reply:
+    def _next(self, seen: Seen) -> Reply:
         with self._lock:
             if self.replies:
                 return self.replies.popleft()
+        if self.respond is not None:  # answers made from the request itself
+            return self.respond(seen)
         return error(500, "no reply scripted")
 
 
@@ -126,11 +130,12 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
+            seen = Seen(self.path, headers, json.loads(raw or b"null"))
             with fake._lock:
-                fake.seen.append(Seen(self.path, headers, json.loads(raw or b"null")))
+                fake.seen.append(seen)
                 fake.in_flight += 1
                 fake.most_in_flight = max(fake.most_in_flight, fake.in_flight)
-            reply = fake._next()
+            reply = fake._next(seen)
             time.sleep(reply.delay)
             with fake._lock:  # before answering: a call after this one starts after it
                 fake.in_flight -= 1

@@ -231,6 +231,11 @@ def _usage(w: World, http: httpx.Client) -> None:
     denied(http.get("/v1/usage"))  # every owner's usage includes bob's
 
 
+def _jobs(w: World, http: httpx.Client) -> None:
+    denied(http.get("/v1/jobs", params={"owner": BOB}))
+    denied(http.get("/v1/jobs"))  # every owner's queue includes bob's
+
+
 def _post(path: str, **body: Any) -> Callable[[World, httpx.Client], None]:
     return lambda w, http: denied(http.post(path, json=body))
 
@@ -266,6 +271,7 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "audit": _audit,
     "verify_audit": _get("/v1/audit/verify"),
     "usage": _usage,
+    "jobs": _jobs,
     "pin": _by_id_at("POST", "pin"),
     "unpin": _by_id_at("DELETE", "pin"),
     "restore": _by_id_at("POST", "restore"),

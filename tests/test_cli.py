@@ -558,11 +558,13 @@ def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "purge-expired",
         "prune-requests",
         "maintain",
+        "extract",
         "warm",
         "prune-audit",
     ]
     every = {j["name"]: j["every_seconds"] for j in listed}
     assert every.pop("warm") is None  # a server runs it once, as it starts
+    assert every.pop("extract") is None  # a worker thread runs the queue
     assert all(seconds > 0 for seconds in every.values())
     assert "purge-expired" in run(home, "jobs", "list").stdout
     monkeypatch.setenv("HINDSIGHT_WM_TTL_SECONDS", "1")

@@ -52,10 +52,13 @@ CLI: dict[str, tuple[str, ...]] = {
     "unpin": ("unpin",),
     "restore": ("restore",),
     "maintain": ("maintain",),
+    "jobs": ("jobs", "status"),
+    "run_jobs": ("jobs", "run"),
+    "wait_jobs": ("jobs", "wait"),
 }
 # library method -> REST operation ids (all of them must exist)
 REST: dict[str, set[str]] = {
-    name: {name} for name in CLI if name not in ("purge_expired", "warm")
+    name: {name} for name in CLI if name not in ("purge_expired", "warm", "run_jobs", "wait_jobs")
 } | {
     "forget": {"forget", "forget_owner"},  # one id; or an owner's memories by session or time
     "consolidate": {"consolidate"},
@@ -108,6 +111,10 @@ _WARM = (
     "loads this process's own indexes: a server warms itself as it starts (warm_owners), "
     "and no caller's request should pay for another owner's"
 )
+_QUEUE = (
+    "runs the job queue in the caller's own process: a server runs its queue itself, in a "
+    "worker thread"
+)
 # (interface, library method) -> why it is deliberately not there
 ABSENT: dict[tuple[str, str], str] = {
     **{(interface, "as_principal"): _CALLER for interface in INTERFACES},
@@ -138,6 +145,8 @@ ABSENT: dict[tuple[str, str], str] = {
     ("mcp", "verify_audit"): _AUDITOR + " (a check of the whole log's hash chain)",
     ("mcp", "usage"): _AGENT_TOOLS + " (token counts and bills)",
     **{(interface, "warm"): _WARM for interface in ("rest", "mcp", "client")},
+    **{(i, op): _QUEUE for i in ("rest", "mcp", "client") for op in ("run_jobs", "wait_jobs")},
+    ("mcp", "jobs"): _AGENT_TOOLS + " (the state of background work)",
 }
 
 

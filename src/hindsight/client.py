@@ -53,6 +53,7 @@ from hindsight.models import (
 )
 from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry, StoreStats, UsageRow, WorkingTurn
+from hindsight.work import JobQueue
 
 if TYPE_CHECKING:
     import httpx
@@ -442,6 +443,15 @@ class _Ops:
         return _Call("GET", "/v1/usage", read, params={"owner": owner, "since": _iso(since)})
 
     @staticmethod
+    def jobs(
+        owner: str | None = None, *, states: Sequence[str] | None = None, limit: int = 50
+    ) -> _Call[JobQueue]:
+        """The background job queue: counts by state and the latest jobs, newest first;
+        of ``owner``, or of every owner."""
+        params = {"owner": owner, "state": list(states) if states else None, "limit": limit}
+        return _Call("GET", "/v1/jobs", views.job_queue_from, params=params)
+
+    @staticmethod
     def verify_audit() -> _Call[dict[str, Any]]:
         """Check the audit log's hash chain: ``{"entries": n, "intact": bool,
         "broken_at": seq or None}`` (needs an audit key that reads every owner)."""
@@ -697,6 +707,7 @@ class Client(_Transport):
     audit = _sync(_Ops.audit)
     verify_audit = _sync(_Ops.verify_audit)
     usage = _sync(_Ops.usage)
+    jobs = _sync(_Ops.jobs)
 
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory of ``owner`` as a JSON-ready dict, oldest first, streamed."""
@@ -790,6 +801,7 @@ class AsyncClient(_Transport):
     audit = _async(_Ops.audit)
     verify_audit = _async(_Ops.verify_audit)
     usage = _async(_Ops.usage)
+    jobs = _async(_Ops.jobs)
 
     async def export(
         self, owner: str, *, include_history: bool = True

@@ -193,6 +193,17 @@ class Settings(BaseSettings):
     llm_prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     # tokens (prompt + completion) each owner may use per UTC day; past it LLM work waits
     llm_daily_token_budget: int | None = Field(default=None, gt=0)
+    # LLM extraction (hindsight.work): with a provider set, each retain queues a job per
+    # this many turns; what the model is less sure of than llm_min_confidence is not kept
+    llm_extract: bool = True
+    llm_extract_turns: int = Field(default=12, gt=0, le=100)
+    llm_min_confidence: float = Field(default=0.6, ge=0, le=1)
+    # a job is tried this many times (transport failures, backing off) before it fails
+    llm_job_attempts: int = Field(default=5, gt=0, le=50)
+    llm_job_lease_seconds: float = Field(default=300.0, gt=0)
+    # a worker thread runs the queue in every engine with a provider set (a server's
+    # too); off, jobs wait for `hindsight jobs wait` or Hindsight.run_jobs()
+    llm_worker: bool = True
 
     # tests relax durability where durability is not what they test
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")

@@ -56,6 +56,7 @@ class Operation(enum.StrEnum):
     PIN = "pin"  # kept from decay and archive (hindsight.lifecycle)
     UNPIN = "unpin"
     RESTORE = "restore"  # an archived memory made active again
+    EXTRACT = "extract"  # what a queued LLM extraction found in stored turns (hindsight.work)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,7 @@ class StoreKnown:
         self.find_episodes = store.find_episodes
         self.children = store.children
         self.find_exact = store.find_exact
+        self.get = store.get
         self.find_attribute = store.find_attribute
 
     def similar(self, owner: str, kind: Kind, vector: Vector, k: int) -> list[tuple[Memory, float]]:
@@ -195,11 +197,12 @@ class Door:
                     result=once.result(plan),
                     at=context.at,
                 )
-            if plan.inserts or plan.updates or request is not None:
+            if plan.inserts or plan.updates or plan.jobs or request is not None:
                 self.store.write(
                     insert=[(m, v) for m, v in plan.inserts if v is not None],
                     update=list(plan.updates.values()),
                     request=request,
+                    jobs=plan.jobs,
                     audit=audit_entries(context, plan, once, detail() if detail else {})
                     if self.audit
                     else (),

@@ -53,6 +53,7 @@ from hindsight.review import ReviewItem
 from hindsight.search import Search
 from hindsight.sessions import Sessions
 from hindsight.store import (
+    JOB_STATES,
     AuditEntry,
     Filter,
     Store,
@@ -63,6 +64,7 @@ from hindsight.store import (
     open_working,
 )
 from hindsight.transfer import memory_to_dict
+from hindsight.work import JobQueue, Work, Worker
 
 MAX_K: Final = 1_000
 _log = logging.getLogger("hindsight.engine")
@@ -143,7 +145,20 @@ class Hindsight(Conversations):
         self._retention = Retention(settings.retention)
         self._distil = Distil(self.store, self._ingest)
         # the LLM (hindsight.llm): made on first use; every call accounted in the store
-        self.llm = Meter(settings, self.store)
+        self.llm = Meter(settings, self.store, clock=self._now)
+        self._work = Work(
+            settings,
+            self.store,
+            ingest=self._ingest,
+            embedder=self.embedder,
+            meter=self.llm,
+            zone=self._zone,
+            clock=self._now,
+        )
+        self._worker: Worker | None = None
+        if self.llm.configured and settings.llm_worker:
+            self._worker = Worker(self._work)
+            self._ingest.queued = self._worker.wake
         self._is_view = False
 
     # -- lifecycle and callers -------------------------------------------------------
@@ -160,6 +175,8 @@ class Hindsight(Conversations):
         if self._is_view:
             return
         try:
+            if self._worker is not None:
+                self._worker.close()
             self._search.flush_access(force=True)
             self._recall.close()
             self.working.close()
@@ -689,6 +706,46 @@ class Hindsight(Conversations):
             owners = [self._readable(owner)]
         return self.store.usage(owners=owners, since=validate.timestamp(since, field="since"))
 
+    # -- the job queue (hindsight.work) ----------------------------------------------------
+    def jobs(
+        self,
+        owner: str | None = None,
+        *,
+        states: Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> JobQueue:
+        """The background job queue (LLM extraction): how many jobs are in each state,
+        and the latest ``limit`` (of ``states``: pending, deferred, running, done,
+        failed), newest first; of ``owner``, or of every owner for a caller that reads
+        them all."""
+        limit = validate.positive(limit, field="limit", maximum=MAX_K)
+        owners = self._job_owners(owner)
+        return JobQueue(
+            counts=self.store.job_counts(owners),
+            jobs=self.store.jobs(owners=owners, states=_states(states), limit=limit),
+        )
+
+    def run_jobs(self, *, limit: int | None = None) -> int:
+        """Run the queued jobs that are due now, in this thread; returns how many ran.
+        Needs write access to every owner."""
+        self.principal.check_write_all()
+        return self._work.run(limit=limit)
+
+    def wait_jobs(self, *, timeout: float | None = None) -> dict[str, int]:
+        """Run queued jobs (in this thread, beside any worker) until none is pending or
+        running, for at most ``timeout`` seconds; returns the count of each state then.
+        Needs write access to every owner."""
+        self.principal.check_write_all()
+        if timeout is not None and not timeout > 0:
+            raise ValidationError(f"timeout must be positive, not {timeout!r}")
+        return self._work.wait(timeout=timeout)
+
+    def _job_owners(self, owner: str | None) -> list[str] | None:
+        if owner is not None:
+            return [self._readable(owner)]
+        self.principal.check_read_all()
+        return None
+
     def warm(
         self,
         owners: Sequence[str] | None = None,
@@ -737,3 +794,13 @@ class Hindsight(Conversations):
         """
         context = WriteContext(self.principal, Operation.IMPORT, (), self._now())
         return self._ingest.records(context, records, request_id=request_id)
+
+
+def _states(states: Sequence[str] | None) -> list[str] | None:
+    if states is None:
+        return None
+    if isinstance(states, str):
+        states = [states]
+    if unknown := [x for x in states if x not in JOB_STATES]:
+        raise ValidationError(f"unknown job states {unknown!r}: {', '.join(JOB_STATES)}")
+    return list(states)

@@ -31,7 +31,9 @@ from hindsight.models import (
     new_id,
 )
 from hindsight.reflect import Changes, Draft, reconcile
+from hindsight.store import QueuedJob
 from hindsight.transfer import memory_from_dict
+from hindsight.work import extraction_jobs
 from hindsight.write import Candidate, Plan, embedding_text, plan
 
 SOURCE_OF_ROLE: Final = {
@@ -140,6 +142,7 @@ class Ingest:
         self.extractor = extractor
         self.door = door
         self.zone = zone  # the users' days: what "yesterday" in a turn means
+        self.queued: Callable[[], None] | None = None  # told when a write queued jobs
         self.reader = TurnReader(
             settings.max_content_chars, settings.max_metadata_bytes, settings.max_turns_per_write
         )
@@ -225,17 +228,49 @@ class Ingest:
             for turn in turns
         ]
         derived = [
-            self._from_extracted(owner, item, episodes[item.turn_index], now=now)
+            self._from_extracted(
+                owner, item, episodes[item.turn_index], now=now, extractor=self.extractor.name
+            )
             for item in self.extract(turns)
         ]
         for memory in [*episodes, *derived]:
             memory.expires_at = expires_at
-        return self._write(context, [*episodes, *derived], once)
+        queue = None
+        if self.settings.llm_provider != "none" and self.settings.llm_extract:
+
+            def queue(written: Plan) -> list[QueuedJob]:
+                roles = [e.metadata["role"] for e in episodes]
+                kept = list(zip(written.result.episodes, roles, strict=True))
+                return extraction_jobs(context, owner, kept, self.settings.llm_extract_turns)
+
+        return self._write(context, [*episodes, *derived], once, queue=queue)
+
+    def derived(
+        self,
+        context: WriteContext,
+        episodes: Sequence[Memory],
+        items: Sequence[Extracted],
+        *,
+        extractor: str,
+    ) -> RetainResult:
+        """Write what an extractor found in stored ``episodes`` (the turns of ``items``'
+        ``turn_index``), each retiring the memories it ``replaces``."""
+        (owner,) = context.owners
+        memories = [
+            self._from_extracted(
+                owner, item, episodes[item.turn_index], now=context.at, extractor=extractor
+            )
+            for item in items
+        ]
+        for memory in memories:
+            memory.expires_at = episodes[0].expires_at if episodes else None
+        replaces = {m.id: item.replaces for m, item in zip(memories, items, strict=True)}
+        return self._write(context, memories, None, replaces=replaces)
 
     def _from_extracted(
-        self, owner: str, item: Extracted, episode: Memory, *, now: datetime
+        self, owner: str, item: Extracted, episode: Memory, *, now: datetime, extractor: str
     ) -> Memory:
-        meta: dict[str, Any] = {"extractor": self.extractor.name}
+        meta: dict[str, Any] = {"extractor": extractor}
         if item.value is not None:
             meta["value"] = item.value
         if item.polarity != 1:
@@ -278,16 +313,32 @@ class Ingest:
         return self._write(context, memories, once)
 
     def _write(
-        self, context: WriteContext, memories: Sequence[Memory], once: Once | None
+        self,
+        context: WriteContext,
+        memories: Sequence[Memory],
+        once: Once | None,
+        *,
+        queue: Callable[[Plan], list[QueuedJob]] | None = None,
+        replaces: Mapping[str, tuple[str, ...]] | None = None,
     ) -> RetainResult:
+        """Embed and commit ``memories``; ``queue`` names the jobs the write queues (in
+        its transaction), from its plan."""
         vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
-        candidates = [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
+        retires = replaces or {}
+        candidates = [
+            Candidate(m, v, retires.get(m.id, ())) for m, v in zip(memories, vectors, strict=True)
+        ]
         threshold = self.settings.dedupe_similarity
-        written = self.door.commit(
-            context,
-            lambda known: plan(known, candidates, dedupe_similarity=threshold, now=context.at),
-            once=once,
-        )
+
+        def planner(known: StoreKnown) -> Plan:
+            out = plan(known, candidates, dedupe_similarity=threshold, now=context.at)
+            if queue is not None:
+                out.jobs = queue(out)
+            return out
+
+        written = self.door.commit(context, planner, once=once)
+        if written.jobs and self.queued is not None:
+            self.queued()
         if written.replayed is not None:
             return views.retained_from(written.replayed)
         return written.result
@@ -374,6 +425,8 @@ class Ingest:
             return out
 
         written = self.door.commit(context, planner, once=once)
+        if written.jobs and self.queued is not None:
+            self.queued()
         return _counts(written.replayed or imported(written))
 
     def drafts(

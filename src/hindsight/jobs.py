@@ -107,6 +107,11 @@ JOBS: Final = {
             maintain,
             every=lambda settings: settings.maintain_interval_seconds,
         ),
+        Job(
+            "extract",
+            "run the queued LLM extraction jobs that are due (with an LLM, a worker thread does)",
+            lambda hs: hs.run_jobs(),
+        ),
         Job("warm", "load the indexes of the owners that changed last (a server: at start)", warm),
         Job(
             "prune-audit",

@@ -29,8 +29,9 @@ from hindsight.models import (
     Turn,
 )
 from hindsight.review import ReviewItem
-from hindsight.store import AuditEntry, StoreStats, UsageRow, WorkingTurn
+from hindsight.store import AuditEntry, QueuedJob, StoreStats, UsageRow, WorkingTurn
 from hindsight.transfer import memory_from_dict, memory_to_dict
+from hindsight.work import JobQueue
 
 JSON = dict[str, Any]
 
@@ -281,3 +282,32 @@ def usage_total(rows: list[UsageRow]) -> JSON:
         "completion_tokens": sum(r.completion_tokens for r in rows),
         "cost": sum(costs) if costs else None,
     }
+
+
+_JOB_TIMES = ("created_at", "not_before", "updated_at", "lease_until")
+
+
+def job_queue(q: JobQueue) -> JSON:
+    return {
+        "counts": dict(q.counts),
+        "jobs": [
+            {
+                **dataclasses.asdict(j),
+                **{
+                    t: None if getattr(j, t) is None else getattr(j, t).isoformat()
+                    for t in _JOB_TIMES
+                },
+            }
+            for j in q.jobs
+        ],
+    }
+
+
+def job_queue_from(data: Mapping[str, Any]) -> JobQueue:
+    def job(d: Mapping[str, Any]) -> QueuedJob:
+        values = {f.name: d[f.name] for f in dataclasses.fields(QueuedJob)}
+        for t in _JOB_TIMES:
+            values[t] = None if d[t] is None else datetime.fromisoformat(d[t])
+        return QueuedJob(**values)
+
+    return JobQueue(counts=dict(data["counts"]), jobs=[job(d) for d in data["jobs"]])

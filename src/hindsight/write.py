@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.models import Kind, Memory, RetainResult
+from hindsight.store.base import QueuedJob
 
 Vector = npt.NDArray[np.float32]
 _WORD = re.compile(r"\w+")
@@ -76,6 +77,7 @@ class Candidate:
 
     memory: Memory
     vector: Vector
+    replaces: tuple[str, ...] = ()  # stored memories it updates, as an extractor said
 
 
 class Known(Protocol):
@@ -87,6 +89,10 @@ class Known(Protocol):
 
     def children(self, parent_ids: Sequence[str]) -> list[Memory]:
         """Memories directly derived from any of these ids."""
+        ...
+
+    def get(self, ids: Sequence[str]) -> list[Memory]:
+        """The stored memories with these ids (those that exist)."""
         ...
 
     def find_exact(self, owner: str, kind: Kind, content: str) -> Memory | None:
@@ -115,6 +121,8 @@ class Plan:
     updates: dict[str, tuple[Memory, Vector | None]] = field(default_factory=dict)
     result: RetainResult = field(default_factory=RetainResult)
     needs_vector: set[str] = field(default_factory=set)
+    # background work the write queues, in its transaction (hindsight.work)
+    jobs: list[QueuedJob] = field(default_factory=list)
     # set instead when the write was made before under the same idempotency key: the
     # result then recorded (JSON), and nothing is written again
     replayed: dict[str, Any] | None = None
@@ -189,12 +197,15 @@ def plan(
                 if twin.id not in out.result.updated:
                     out.result.updated.append(twin.id)
             continue
+        replaced = _replaced(store, out, cand)
         if memory.attribute:
-            for old in _holders(store, out, memory):
-                retired, current = supersede(old, memory, now=now)
-                if retired is old:
-                    _stage_update(out, old)
-                out.result.superseded.append((retired.id, current.id))
+            named = {r.id for r in replaced}
+            replaced += [h for h in _holders(store, out, memory) if h.id not in named]
+        for old in replaced:
+            retired, current = supersede(old, memory, now=now)
+            if retired is old:
+                _stage_update(out, old)
+            out.result.superseded.append((retired.id, current.id))
         out.inserts.append((memory, cand.vector))
         out.result.created.append(memory.id)
     return out
@@ -274,6 +285,22 @@ def _same_claim(a: Memory, b: Memory) -> bool:
 def _salient(text: str) -> set[str]:
     """Words that identify what a text is about: anything with a digit or a capital."""
     return {w.lower() for w in _WORD.findall(text) if w[0].isupper() or any(c.isdigit() for c in w)}
+
+
+def _replaced(store: Known, out: Plan, cand: Candidate) -> list[Memory]:
+    """The current memories of the owner that the candidate says it updates (extracted
+    memories only: a verbatim turn retires nothing)."""
+    m = cand.memory
+    if not cand.replaces:
+        return []
+    return [
+        _staged(out, old)
+        for old in store.get(list(cand.replaces))
+        if old.owner == m.owner
+        and old.kind not in (Kind.EPISODE, Kind.SUMMARY, Kind.REFLECTION)
+        and old.valid_to is None
+        and old.superseded_by is None
+    ]
 
 
 def _holders(store: Known, out: Plan, m: Memory) -> list[Memory]:

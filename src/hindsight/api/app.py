@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight import __version__, jobs, serving
 from hindsight.access import KeyRing, loopback_hosts
-from hindsight.api import errors, history, memories, review, sessions, usage
+from hindsight.api import errors, history, memories, queue, review, sessions, usage
 from hindsight.api.deps import Routes
 from hindsight.api.hosts import HostGuardMiddleware
 from hindsight.api.limits import BodyLimitMiddleware
@@ -112,6 +112,7 @@ def create_app(
         sessions.routes,
         review.routes,
         usage.routes,
+        queue.routes,
         probes,
     ):
         routes.add_to(app)

@@ -135,7 +135,9 @@ class App:
     @property
     def engine(self) -> Hindsight:
         if self._engine is None:
-            self._engine = Hindsight(self.settings())
+            # no worker thread: a command is over in a moment, and must not wait for a
+            # model on its way out; `hindsight jobs wait` or a server runs the queue
+            self._engine = Hindsight(self.settings().model_copy(update={"llm_worker": False}))
         return self._engine
 
     def close(self) -> None:

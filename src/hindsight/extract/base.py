@@ -8,14 +8,21 @@ by name in :data:`registry`, built-ins the same way a plugin would.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 from hindsight.errors import ValidationError
 from hindsight.models import TAG_VALUES, Kind, Tag, Turn
 from hindsight.registry import Registry
 
+#: What hindsight or the agent put into a prompt, not what anyone said: recalled
+#: memories, quoted as the README shows (``<memory id="..." ...>...</memory>``), and
+#: system prompts or context pasted in. Extractors never read inside it.
+PROMPT_BLOCK: Final = re.compile(
+    r"<(system|memories|memory|context|instructions)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL
+)
 #: Kinds an extractor may produce; episodes are kept verbatim by the engine.
 EXTRACTABLE_KINDS = frozenset({Kind.PREFERENCE, Kind.FACT, Kind.EXPERIENCE, Kind.TOOL_RESULT})
 
@@ -29,7 +36,9 @@ class Extracted:
     later statement filling the same slot can supersede this one; multi-valued
     things (likes, experiences) leave them ``None``. ``applies_when`` is, for an
     instruction to the assistant, the kind of request it governs ("deadlines"):
-    what a later request matches, so the memory is embedded as it.
+    what a later request matches, so the memory is embedded as it. ``replaces`` names
+    stored memories this statement updates or contradicts (an LLM extractor that was
+    shown them says so): the write retires them, and nothing else.
     """
 
     kind: Kind
@@ -44,6 +53,7 @@ class Extracted:
     applies_when: str | None = None
     tool: str | None = None
     detail: str | None = None
+    replaces: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in EXTRACTABLE_KINDS:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from hindsight.extract.base import Extracted
+from hindsight.extract.base import PROMPT_BLOCK, Extracted
 from hindsight.models import Kind, Tag, Turn
 from hindsight.timewords import pinned
 
@@ -58,8 +58,7 @@ _CONTRACTIONS = tuple(
     )
 )
 _BLOCKS = re.compile(
-    r"```.*?```|<(system|memories|memory|context|instructions)>.*?</\1>|^\s*>.*?$",
-    re.IGNORECASE | re.DOTALL | re.MULTILINE,
+    rf"```.*?```|{PROMPT_BLOCK.pattern}|^\s*>.*?$", re.IGNORECASE | re.DOTALL | re.MULTILINE
 )
 _SYSTEMISH = _re(
     r"^\s*(?:system\s*:|<\|?system|\[system\]|as an ai\b|you are (?:an? |the )?(?:helpful |"

@@ -13,7 +13,7 @@ anything is sent: the work should be deferred to the next UTC day, not dropped
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,10 +39,18 @@ OPERATIONS: Final = ("extract", "summarize", "reflect", "query")
 class Meter:
     """The provider the settings name (made on first use), accounted in ``store``."""
 
-    def __init__(self, settings: Settings, store: Store, *, llm: LLM | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        llm: LLM | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self._llm = llm
+        self._clock = clock or (lambda: datetime.now(UTC))  # the engine's, when it has one
         self._lock = threading.Lock()
 
     @property
@@ -70,7 +78,8 @@ class Meter:
         budget = self.settings.llm_daily_token_budget
         if budget is None:
             return False
-        midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        now = self._clock().astimezone(UTC)
+        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         return self.store.tokens_used(owner, midnight) >= budget
 
     def complete(
@@ -172,7 +181,7 @@ class Meter:
         model = model or self.provider.model
         self.store.record_usage(
             UsageEntry(
-                at=datetime.now(UTC),
+                at=self._clock(),
                 owner=owner,
                 operation=operation,
                 provider=self.provider.name,

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from hindsight.errors import StoreError
 from hindsight.store.base import (
+    JOB_STATES,
     AuditEntry,
     Filter,
+    QueuedJob,
     Request,
     ResultCache,
     Store,
@@ -113,8 +115,10 @@ def open_result_cache(settings: Settings) -> ResultCache | None:
 
 
 __all__ = [
+    "JOB_STATES",
     "AuditEntry",
     "Filter",
+    "QueuedJob",
     "Request",
     "ResultCache",
     "Store",

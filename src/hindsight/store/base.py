@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -138,6 +138,34 @@ class UsageRow:
     cost: float | None
 
 
+#: A queued job's states: ``pending`` (runs once ``not_before`` has passed), ``deferred``
+#: (waits out an owner's LLM budget, then runs as pending), ``running`` (leased to a
+#: worker until ``lease_until``; a lease that lapses, its worker gone, is taken again),
+#: ``done`` and ``failed`` (gave up: ``error`` says why).
+JOB_STATES: Final = ("pending", "deferred", "running", "done", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedJob:
+    """Background work kept in the database (see :mod:`hindsight.work`): it survives a
+    restart, and servers sharing the database take turns at it by lease. ``id`` is
+    derived from what the job does, so queueing the same work again adds nothing."""
+
+    id: str
+    owner: str
+    operation: str
+    payload: dict[str, Any]
+    created_at: datetime
+    state: str = "pending"
+    attempts: int = 0
+    not_before: datetime | None = None
+    updated_at: datetime | None = None
+    holder: str | None = None
+    lease_until: datetime | None = None
+    error: str | None = None
+    result: dict[str, Any] | None = None
+
+
 @dataclass(slots=True)
 class StoreStats:
     memories: int
@@ -246,10 +274,12 @@ class Store(abc.ABC):
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         request: Request | None = None,
         audit: Sequence[AuditEntry] = (),
+        jobs: Sequence[QueuedJob] = (),
     ) -> None:
         """Insert and update memories in one transaction (all or nothing), and record
-        ``request`` and ``audit`` in it (so a write, its key and its audit entries land
-        together or not at all).
+        ``request``, ``audit`` and ``jobs`` in it (so a write, its key, its audit entries
+        and the background work it queues land together or not at all; a job whose id
+        is queued already is not queued again).
 
         An update with a vector replaces the memory's vector; ``None`` keeps it.
         """
@@ -400,6 +430,53 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def tokens_used(self, owner: str, since: datetime) -> int:
         """Prompt and completion tokens ``owner``'s LLM calls used at or after ``since``."""
+
+    # -- the job queue (hindsight.work) --------------------------------------------------
+    @abc.abstractmethod
+    def claim_jobs(
+        self,
+        holder: str,
+        *,
+        now: datetime,
+        until: datetime,
+        limit: int,
+        owners: Sequence[str] | None = None,
+    ) -> list[QueuedJob]:
+        """Lease up to ``limit`` jobs due by ``now`` (pending or deferred with
+        ``not_before`` passed, or running on a lapsed lease) to ``holder`` until
+        ``until``, oldest first, each counted as an attempt. Two holders never lease
+        one job at once."""
+
+    @abc.abstractmethod
+    def finish_job(
+        self,
+        job_id: str,
+        holder: str,
+        *,
+        state: str,
+        now: datetime,
+        not_before: datetime | None = None,
+        error: str | None = None,
+        result: Mapping[str, Any] | None = None,
+        attempts: int | None = None,
+    ) -> bool:
+        """Record how ``holder``'s run of a job ended (``state`` any but running; with
+        ``not_before`` when it may run again, ``attempts`` to set the count). False when
+        the lease was no longer ``holder``'s: another worker took the job over."""
+
+    @abc.abstractmethod
+    def jobs(
+        self,
+        *,
+        owners: Sequence[str] | None = None,
+        states: Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> list[QueuedJob]:
+        """Queued jobs (of ``owners`` and ``states``, or all), newest first."""
+
+    @abc.abstractmethod
+    def job_counts(self, owners: Sequence[str] | None = None) -> dict[str, int]:
+        """How many jobs are in each state (of ``owners``, or all); every state named."""
 
     @abc.abstractmethod
     def lease(self, name: str, holder: str, *, until: datetime, now: datetime) -> bool:

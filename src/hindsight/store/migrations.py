@@ -159,6 +159,31 @@ SPEAKERS = """
     CREATE INDEX memories_owner_speaker ON memories (owner, speaker) WHERE speaker IS NOT NULL
 """
 
+# The job queue (SQLite 11, PostgreSQL 9): background work kept in the database
+# (hindsight.work). ``id`` is derived from the work (operation, owner, inputs, prompt
+# version), so queueing it again adds nothing; ``payload`` and ``result`` are JSON;
+# ``state`` is pending, deferred, running, done or failed; a running job is leased to
+# ``holder`` until ``lease_until``, after which another worker may take it.
+JOB_QUEUE = """
+    CREATE TABLE job_queue (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        not_before {real} NOT NULL,
+        created_at {real} NOT NULL,
+        updated_at {real} NOT NULL,
+        holder TEXT,
+        lease_until {real},
+        error TEXT,
+        result TEXT
+    );
+    CREATE INDEX job_queue_due ON job_queue (state, not_before);
+    CREATE INDEX job_queue_owner ON job_queue (owner, state, created_at)
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -287,6 +312,7 @@ SQLITE: list[Migration] = [
     (8, LLM_USAGE.format(real="REAL")),
     (9, AUDIT_REFS.format(backfill=_SQLITE_BACKFILL)),
     (10, SPEAKERS),
+    (11, JOB_QUEUE.format(real="REAL")),
 ]
 
 
@@ -392,6 +418,7 @@ POSTGRES: list[Migration] = [
     (6, LLM_USAGE.format(real="DOUBLE PRECISION")),
     (7, AUDIT_REFS.format(backfill=_POSTGRES_BACKFILL)),
     (8, SPEAKERS),
+    (9, JOB_QUEUE.format(real="DOUBLE PRECISION")),
 ]
 
 

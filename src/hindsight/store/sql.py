@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import json
 import uuid
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -30,10 +30,12 @@ from hindsight.errors import EmbeddingMismatchError, StoreError
 from hindsight.models import Kind, Memory
 from hindsight.store import audit as audit_log
 from hindsight.store import files
+from hindsight.store import queue as job_queue
 from hindsight.store import usage as usage_log
 from hindsight.store.base import (
     AuditEntry,
     Filter,
+    QueuedJob,
     Request,
     Store,
     StoreStats,
@@ -199,6 +201,7 @@ class SQLStore(Store):
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         request: Request | None = None,
         audit: Sequence[AuditEntry] = (),
+        jobs: Sequence[QueuedJob] = (),
     ) -> None:
         touched: set[int] = set()  # rows whose keyword-index text must be (re)built
         with self.db.tx() as conn:
@@ -240,6 +243,7 @@ class SQLStore(Store):
                 if maybe_vector is not None:
                     self._put_vector(conn, key, memory, maybe_vector)
                 touched.add(key)
+            job_queue.insert(conn, jobs)
             sessions = self._sessions(conn, touched)  # read once: the neighbours' too
             self._reindex(conn, touched | _neighbours(sessions, touched, self._text), sessions)
             audit_log.append(self.db, conn, audit)  # last: it takes the logs' write order
@@ -805,6 +809,54 @@ class SQLStore(Store):
 
     def tokens_used(self, owner: str, since: datetime) -> int:
         return usage_log.tokens(self.db, owner, since)
+
+    # -- the job queue (rows: hindsight.store.queue) --------------------------------------
+    def claim_jobs(
+        self,
+        holder: str,
+        *,
+        now: datetime,
+        until: datetime,
+        limit: int,
+        owners: Sequence[str] | None = None,
+    ) -> list[QueuedJob]:
+        return job_queue.claim(self.db, holder, now=now, until=until, limit=limit, owners=owners)
+
+    def finish_job(
+        self,
+        job_id: str,
+        holder: str,
+        *,
+        state: str,
+        now: datetime,
+        not_before: datetime | None = None,
+        error: str | None = None,
+        result: Mapping[str, Any] | None = None,
+        attempts: int | None = None,
+    ) -> bool:
+        return job_queue.finish(
+            self.db,
+            job_id,
+            holder,
+            state=state,
+            now=now,
+            not_before=not_before,
+            error=error,
+            result=result,
+            attempts=attempts,
+        )
+
+    def jobs(
+        self,
+        *,
+        owners: Sequence[str] | None = None,
+        states: Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> list[QueuedJob]:
+        return job_queue.read(self.db, owners=owners, states=states, limit=limit)
+
+    def job_counts(self, owners: Sequence[str] | None = None) -> dict[str, int]:
+        return job_queue.counts(self.db, owners)
 
     def receipts(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, at, owner, criteria, deleted_ids, derived_ids, restored_ids FROM receipts"

@@ -1,0 +1,326 @@
+"""Background work kept in the database: LLM extraction, off the write path.
+
+With an LLM configured (``llm_provider``) and ``llm_extract`` on, every retain keeps
+its turns verbatim and writes what the offline extractor finds at once, as without an
+LLM, and queues one ``extract`` job per ``llm_extract_turns`` turns in the same
+transaction (:func:`extraction_jobs`): a retain never waits for a model, and the job
+lands with the turns or not at all. A job's id is derived from its owner, its turns
+and the prompt's version, so the same turns retained again queue nothing new.
+
+:class:`Work` runs the jobs that are due, leased from the store (:mod:`hindsight.store.queue`),
+so threads, processes and servers sharing PostgreSQL share the queue; a lease whose
+worker died lapses and the job runs again, which writes nothing twice (a memory already
+derived from the same turn is folded into the one kept). How a run ends:
+
+- ``done``: the memories written (``result``: created, updated and superseded ids, and
+  how many items were dropped or below the confidence threshold); the turns may have
+  been forgotten since, and then there is nothing to do;
+- ``deferred`` until the next UTC day: the owner spent its token budget
+  (:class:`~hindsight.errors.LLMBudgetError`); the attempt does not count;
+- ``pending`` again after a backoff (``30 s * 2**attempts``, at most an hour): the
+  provider could not be reached or kept failing (429, 5xx, timeouts, after its own
+  retries); ``failed`` once ``llm_job_attempts`` runs have;
+- ``failed``: the answer was invalid even after a retry and was dropped, cut off, or
+  the server refused the request (a 4xx): the same input would fail again. Nothing of a
+  failed job is stored; the turns and the offline memories stay.
+
+:class:`Worker` is the thread every engine with an LLM runs (``llm_worker``), a
+server's too; ``hindsight jobs wait`` runs the queue in the foreground.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING, Any, Final
+
+from hindsight.access import Principal
+from hindsight.door import Operation, WriteContext
+from hindsight.errors import (
+    HindsightError,
+    LLMBudgetError,
+    LLMOutputError,
+    LLMRequestError,
+    LLMTimeoutError,
+    LLMTransportError,
+    LLMTruncatedError,
+)
+from hindsight.extract import llm as llm_extract
+from hindsight.models import Kind, Memory, Turn
+from hindsight.store import Filter, QueuedJob
+
+if TYPE_CHECKING:
+    from hindsight.config import Settings
+    from hindsight.embed import Embeddings
+    from hindsight.ingest import Ingest
+    from hindsight.llm.meter import Meter
+    from hindsight.store import Store
+
+_log = logging.getLogger("hindsight.work")
+EXTRACT: Final = "extract"
+#: Who holds a job's lease: this process (and its thread, in :class:`Work.run`).
+HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}"
+_BACKOFF: Final = 30.0
+_MAX_BACKOFF: Final = 3_600.0
+_KNOWN: Final = 8  # stored memories shown to the model as ones it may update
+_RETRYABLE: Final = (LLMTransportError, LLMTimeoutError)
+_FINAL: Final = (LLMOutputError, LLMTruncatedError, LLMRequestError)
+_READ_ROLES: Final = frozenset({"user", "tool"})
+
+
+@dataclass(frozen=True, slots=True)
+class JobQueue:
+    """The queue as a caller sees it: how many jobs are in each state, and the latest."""
+
+    counts: dict[str, int]
+    jobs: list[QueuedJob]
+
+
+def extraction_jobs(
+    context: WriteContext, owner: str, turns: Sequence[tuple[str, str]], size: int
+) -> list[QueuedJob]:
+    """The extraction jobs for a write's kept turns (``(episode id, role)``, in order):
+    one per ``size`` turns that include a user's or a tool's, run as the writer."""
+    jobs = []
+    for start in range(0, len(turns), size):
+        chunk = turns[start : start + size]
+        if not any(role in _READ_ROLES for _, role in chunk):
+            continue  # nothing anyone stated: only the assistant or the system spoke
+        ids = [episode for episode, _ in chunk]
+        key = "\0".join([EXTRACT, owner, llm_extract.PROMPT_VERSION, *ids])
+        jobs.append(
+            QueuedJob(
+                id="j_" + hashlib.sha256(key.encode()).hexdigest()[:28],
+                owner=owner,
+                operation=EXTRACT,
+                payload={
+                    "episodes": ids,
+                    "principal": context.principal.name,
+                    "trust": context.principal.trust,
+                    "prompt": llm_extract.PROMPT_VERSION,
+                },
+                created_at=context.at,
+            )
+        )
+    return jobs
+
+
+class Work:
+    """Runs an engine's queued jobs (see the module's docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        ingest: Ingest,
+        embedder: Embeddings,
+        meter: Meter,
+        zone: tzinfo,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.ingest = ingest
+        self.embedder = embedder
+        self.meter = meter
+        self.zone = zone
+        self.clock = clock
+
+    def run(
+        self,
+        *,
+        limit: int | None = None,
+        owners: Sequence[str] | None = None,
+        stop: Callable[[], bool] | None = None,
+        holder: str | None = None,
+    ) -> int:
+        """Run the jobs due now, one at a time, until none is due, ``limit`` have run or
+        ``stop()`` says so; returns how many ran."""
+        holder = holder or f"{HOLDER}:{threading.get_ident()}"
+        lease = timedelta(seconds=self.settings.llm_job_lease_seconds)
+        done = 0
+        while (limit is None or done < limit) and not (stop is not None and stop()):
+            now = self.clock()
+            claimed = self.store.claim_jobs(
+                holder, now=now, until=now + lease, limit=1, owners=owners
+            )
+            if not claimed:
+                break
+            self._run(claimed[0], holder)
+            done += 1
+        return done
+
+    def wait(
+        self,
+        *,
+        owners: Sequence[str] | None = None,
+        timeout: float | None = None,
+        poll: float = 0.5,
+    ) -> dict[str, int]:
+        """Run jobs until none is pending or running (deferred ones wait for their day),
+        for at most ``timeout`` seconds; returns the count of each state at the end. A
+        job another worker holds is waited for; one backing off, run when its time comes."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self.run(owners=owners)
+            counts = self.store.job_counts(owners)
+            if not counts["pending"] and not counts["running"]:
+                return counts
+            if deadline is not None and time.monotonic() >= deadline:
+                return counts
+            time.sleep(
+                poll if deadline is None else max(0.0, min(poll, deadline - time.monotonic()))
+            )
+
+    # -- one job -------------------------------------------------------------------------
+    def _run(self, job: QueuedJob, holder: str) -> None:
+        try:
+            result = self._extract(job)
+        except LLMBudgetError as exc:
+            self._finish(
+                job,
+                holder,
+                "deferred",
+                error=str(exc),
+                not_before=_tomorrow(self.clock()),
+                attempts=job.attempts - 1,
+            )
+        except _RETRYABLE as exc:
+            if job.attempts >= self.settings.llm_job_attempts:
+                self._finish(
+                    job, holder, "failed", error=f"gave up after {job.attempts} tries: {exc}"
+                )
+            else:
+                wait = min(_BACKOFF * 2 ** (job.attempts - 1), _MAX_BACKOFF)
+                self._finish(
+                    job,
+                    holder,
+                    "pending",
+                    error=str(exc),
+                    not_before=self.clock() + timedelta(seconds=wait),
+                )
+        except _FINAL as exc:
+            self._finish(job, holder, "failed", error=str(exc))
+        except Exception as exc:  # the write refused, the store failed, a bug: recorded
+            _log.warning("job %s (%s) failed: %s", job.id, job.operation, exc, exc_info=True)
+            self._finish(job, holder, "failed", error=f"{type(exc).__name__}: {exc}")
+        else:
+            self._finish(job, holder, "done", result=result)
+
+    def _finish(self, job: QueuedJob, holder: str, state: str, **how: Any) -> None:
+        if not self.store.finish_job(job.id, holder, state=state, now=self.clock(), **how):
+            _log.info("job %s: its lease lapsed and another worker took it over", job.id)
+
+    def _extract(self, job: QueuedJob) -> dict[str, Any]:
+        ids = [str(i) for i in job.payload.get("episodes", [])]
+        found = {m.id: m for m in self.store.get(ids)}
+        episodes = [found[i] for i in ids if i in found and found[i].owner == job.owner]
+        if not episodes:
+            return {"created": [], "note": "its turns were forgotten"}
+        turns = [_turn(e) for e in episodes]
+        prompt = llm_extract.messages(
+            turns, self._known(job.owner, episodes), subject="User", zone=self.zone
+        )
+        answer = self.meter.structured(
+            job.owner, "extract", prompt.messages, llm_extract.SCHEMA, name="memories"
+        )
+        reading = llm_extract.read_answer(
+            answer.value, turns, prompt, min_confidence=self.settings.llm_min_confidence
+        )
+        principal = Principal(
+            name=str(job.payload.get("principal") or "local"),
+            read=(job.owner,),
+            write=(job.owner,),
+            trust=float(job.payload.get("trust", 1.0)),
+        )
+        context = WriteContext(principal, Operation.EXTRACT, (job.owner,), self.clock())
+        written = self.ingest.derived(
+            context,
+            episodes,
+            reading.kept,
+            extractor=f"llm:{self.meter.model_for('extract') or self.meter.provider.name}",
+        )
+        return {
+            "created": written.created,
+            "updated": written.updated,
+            "superseded": [list(pair) for pair in written.superseded],
+            "dropped": reading.dropped,
+            "below_confidence": reading.unsure,
+        }
+
+    def _known(self, owner: str, episodes: Sequence[Memory]) -> list[Memory]:
+        """What the model is shown as memories the turns may update: what was already
+        derived from these turns, then the owner's current facts and preferences
+        nearest to what the turns say."""
+        derived = [
+            m
+            for m in self.store.children([e.id for e in episodes])
+            if m.kind is not Kind.EPISODE and m.valid_to is None
+        ]
+        said = " ".join(e.content for e in episodes if e.metadata.get("role") in _READ_ROLES)
+        near: list[Memory] = []
+        if said.strip():
+            vector = self.embedder.encode_query(said[:4_000])
+            flt = Filter(owners=[owner], kinds=[Kind.FACT, Kind.PREFERENCE])
+            hits = self.store.vector_search(flt, vector, _KNOWN)
+            near = self.store.get([mid for mid, _ in hits])
+        shown = {m.id: m for m in [*derived, *near]}
+        return list(shown.values())[: 2 * _KNOWN]
+
+
+def _turn(episode: Memory) -> Turn:
+    role = episode.metadata.get("role")
+    return Turn(
+        role=role if isinstance(role, str) else "user",
+        content=episode.content,
+        speaker=episode.provenance.speaker,
+        observed_at=episode.observed_at,
+        tool_name=episode.metadata.get("tool_name")
+        if isinstance(episode.metadata.get("tool_name"), str)
+        else None,
+    )
+
+
+def _tomorrow(now: datetime) -> datetime:
+    midnight = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return midnight + timedelta(days=1)
+
+
+class Worker:
+    """A thread that runs the queue while the engine is open: it looks for due jobs
+    every ``idle`` seconds, at once when :meth:`wake` is called (after a retain)."""
+
+    def __init__(self, work: Work, *, idle: float = 2.0) -> None:
+        self.work = work
+        self.idle = idle
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="hindsight-work", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop after the job in hand (waiting at most ``timeout`` seconds for it; a job
+        still running then is taken over by another worker once its lease lapses)."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.work.run(stop=self._stop.is_set)
+            except HindsightError as exc:  # a store that fails now may not later
+                _log.warning("job queue: %s", exc)
+            self._wake.wait(self.idle)
+            self._wake.clear()
