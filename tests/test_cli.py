@@ -108,7 +108,7 @@ def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         retain(home, "I live in Paris and I love jazz.", "--session", "s1")
         retain(home, "I am allergic to peanuts.", "--session", "s2")
         retain(home, "The user prefers short answers.", "--kind", "preference")
-        run(home, "session", "add", "--owner", OWNER, "--session", "s1", "I like tea.")
+        run(home, "session", "add", "--owner", OWNER, "--session", "s1", "I am reading Dune.")
     return home
 
 
@@ -455,21 +455,21 @@ def test_import_invalid_utf8(home: Path) -> None:
 # -- working memory ---------------------------------------------------------------------------
 def test_session_add_show_close(home: Path) -> None:
     sess = ("--owner", OWNER, "--session", "chat-1")
-    added = run_json(home, "session", "add", *sess, "I love green tea.")
+    added = run_json(home, "session", "add", *sess, "I am planning a trip to Oslo.")
     assert added["window_turns"] == 1 and added["consolidated"] is False
     run(home, "session", "add", *sess, "--role", "assistant", "Noted!")
     turns = run_json(home, "session", "show", *sess)["turns"]
     assert [(t["role"], t["content"]) for t in turns] == [
-        ("user", "I love green tea."),
+        ("user", "I am planning a trip to Oslo."),
         ("assistant", "Noted!"),
     ]
-    assert "green tea" in run(home, "session", "show", *sess).stdout
+    assert "Oslo" in run(home, "session", "show", *sess).stdout
     closed = run_json(home, "session", "close", *sess)
     assert len(closed["episodes"]) == 2
     assert run(home, "session", "close", *sess).stdout == "nothing kept\n"
     assert run_json(home, "session", "show", *sess)["turns"] == []
     episodes = run_json(home, "list", "--owner", OWNER, "--kind", "episode")["memories"]
-    assert {m["content"] for m in episodes} == {"I love green tea.", "Noted!"}
+    assert {m["content"] for m in episodes} == {"I am planning a trip to Oslo.", "Noted!"}
     result = run(home, "session", "add", "--owner", OWNER, "--session", "chat-1", " ", code=2)
     assert_one_line_error(result, "content")
 
@@ -568,7 +568,7 @@ def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert all(seconds > 0 for seconds in every.values())
     assert "purge-expired" in run(home, "jobs", "list").stdout
     monkeypatch.setenv("HINDSIGHT_WM_TTL_SECONDS", "1")
-    run(home, "session", "add", "--owner", OWNER, "--session", "old", "I love green tea.")
+    run(home, "session", "add", "--owner", OWNER, "--session", "old", "I am in Oslo.")
     time.sleep(1.1)
     assert run_json(home, "jobs", "run", "purge-expired") == {"job": "purge-expired", "count": 1}
     assert run(home, "jobs", "run", "purge-expired").stdout == "purge-expired: 0\n"

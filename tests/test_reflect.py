@@ -98,7 +98,7 @@ def test_a_long_session_gets_a_bounded_summary(hs: Hindsight) -> None:
 
 
 def test_summarize_consolidates_the_window_first(hs: Hindsight) -> None:
-    hs.observe(OWNER, "w1", "I grew up in Porto and I love fado.")
+    hs.observe(OWNER, "w1", "I grew up in Porto.")  # a fact: it waits in the window
     hs.observe(OWNER, "w1", "Fado is a Portuguese genre of music.", role="assistant")
     assert len(hs.window(OWNER, "w1")) == 2 and hs.list_memories(OWNER) == []
     summary = hs.summarize(OWNER, "w1")
@@ -281,8 +281,9 @@ def test_reflect_on_one_session_or_a_period(hs: Hindsight) -> None:
 
 def test_reflect_on_a_session_takes_in_its_window(hs: Hindsight) -> None:
     for text in ("I love green tea.", "I really love green tea.", "I love green tea!"):
-        hs.observe(OWNER, "w2", text)
-    assert len(hs.window(OWNER, "w2")) == 3
+        hs.observe(OWNER, "w2", text)  # a preference stated moves the window at once
+    hs.observe(OWNER, "w2", "I live in Leeds.")  # a fact waits in the window
+    assert len(hs.window(OWNER, "w2")) == 1
     (lesson,) = hs.reflect(OWNER, session_id="w2")
     assert hs.window(OWNER, "w2") == []
     assert lesson.metadata["lesson"] == "preference" and lesson.metadata["mentions"] == 3

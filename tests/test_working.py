@@ -9,7 +9,7 @@ import pytest
 
 from hindsight import Hindsight, Kind, Settings, Turn, ValidationError
 from hindsight.embed import Embeddings
-from hindsight.extract import Extracted, events
+from hindsight.extract import Extracted, events, triggers
 from hindsight.extract.heuristic import HeuristicExtractor
 
 
@@ -137,3 +137,31 @@ def test_events_are_those_extraction_tags(turn: Turn, found: set[str]) -> None:
     assert events(turn) == found
     extracted = HeuristicExtractor().extract([turn], subject="User")
     assert {t for e in extracted for t in e.tags} == found
+
+
+@pytest.mark.parametrize(
+    ("turn", "found"),
+    [
+        (Turn(role="user", content="I prefer short answers."), {"preference_stated"}),
+        (Turn(role="user", content="Perfect, that works!"), {"task_completed"}),
+        (Turn(role="assistant", content="Task completed: the report is sent."), {"task_completed"}),
+        (Turn(role="tool", content="Deployment finished successfully."), {"task_completed"}),
+        (Turn(role="user", content="Does that work?"), set()),  # asks, does not say
+        (Turn(role="user", content="We are done with the draft, now the slides."), set()),
+        (Turn(role="user", content="I live in Lisbon."), set()),  # a fact waits for the window
+        (Turn(role="system", content="Task completed. You prefer brevity."), set()),
+        (Turn(role="tool", content="Error: connection refused"), {"tool_failure"}),
+    ],
+)
+def test_a_turn_that_triggers_consolidation(turn: Turn, found: set[str]) -> None:
+    assert triggers(turn) == found
+
+
+def test_a_preference_or_a_finished_task_moves_the_window_at_once(hs: Hindsight) -> None:
+    assert hs.observe("user:alice", "s1", "Can you plan my week?") is None
+    stated = hs.observe("user:alice", "s1", "I prefer meetings in the morning.")
+    assert stated is not None and len(stated.episodes) == 2
+    assert hs.window("user:alice", "s1") == []
+    assert hs.observe("user:alice", "s1", "Moved the standup to 9.", role="assistant") is None
+    done = hs.observe("user:alice", "s1", "Great, that works.")
+    assert done is not None and len(done.episodes) == 2

@@ -2,7 +2,8 @@
 
 A turn observed is kept in the session's window (in the store's database, or in
 Redis) until the window passes the turn or token threshold, or the turn states an
-event (a correction, a tool failure: found by pattern, not by the extractor): then
+event (a correction, a tool failure, a preference, a task completed:
+:func:`~hindsight.extract.triggers`): then
 the window is consolidated, extracted once and written through the write door like
 any retain, and cleared up to the last turn written.
 """
@@ -15,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from hindsight.access import Principal
 from hindsight.config import Settings
 from hindsight.door import Once, Operation, WriteContext
-from hindsight.extract import events
+from hindsight.extract import triggers
 from hindsight.ingest import Ingest
 from hindsight.models import RetainResult, Turn, estimate_tokens
 from hindsight.store import WorkingMemory, WorkingTurn
@@ -76,7 +77,7 @@ class Sessions:
             len(window) >= self.settings.wm_max_turns
             or sum(t.tokens for t in window) >= self.settings.wm_max_tokens
         )
-        return self.consolidate(principal, owner, sid) if full or events(turn) else None
+        return self.consolidate(principal, owner, sid) if full or triggers(turn) else None
 
     def window(self, owner: str, sid: str) -> list[WorkingTurn]:
         return self.working.wm_window(owner, sid, self.clock())

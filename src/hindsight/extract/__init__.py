@@ -10,7 +10,7 @@ from hindsight.extract.base import (
     Extractor,
     registry,
 )
-from hindsight.extract.heuristic import HeuristicExtractor, events
+from hindsight.extract.heuristic import HeuristicExtractor, events, triggers
 from hindsight.registry import Options, no_options
 
 if TYPE_CHECKING:
@@ -33,4 +33,5 @@ __all__ = [
     "Extractor",
     "events",
     "registry",
+    "triggers",
 ]

@@ -855,6 +855,33 @@ def events(turn: Turn) -> frozenset[Tag]:
     return frozenset({Tag.CORRECTION}) if corrects else frozenset()
 
 
+_DONE = _re(
+    r"\b(?:(?:the )?task (?:is )?(?:done|complete|completed|finished)|"
+    r"(?:all|we are|i am|that is|it is) (?:done|finished|sorted)(?! with)\b|"
+    r"(?:completed|finished) (?:successfully|the task)|"
+    r"successfully (?:completed|finished|deployed|merged|submitted|booked|sent)|"
+    r"that (?:works|worked|did it|did the trick|fixed it)|"
+    r"(?:problem|issue|bug) (?:is )?(?:solved|resolved|fixed))\b"
+)
+
+
+def triggers(turn: Turn) -> frozenset[str]:
+    """Why a turn moves its session's working memory to long-term memory at once: its
+    :func:`events` (a correction, a tool failure), a preference stated (what the
+    extractor would keep as one), or a task completed ("that works", "all done",
+    "successfully deployed"). Found by pattern; a false alarm only consolidates early."""
+    found = {str(t) for t in events(turn)}
+    role = turn.role.strip().lower()
+    text = _normalise(turn.content)
+    if role not in _SKIP_ROLES and _DONE.search(text) and not _QUESTION.match(text):
+        found.add("task_completed")
+    if role in _USER_ROLES and any(
+        e.kind is Kind.PREFERENCE for e in HeuristicExtractor().extract([turn], subject="User")
+    ):
+        found.add("preference_stated")
+    return frozenset(found)
+
+
 class HeuristicExtractor:
     """Rule-based extraction: deterministic, offline and fast."""
 
