@@ -226,6 +226,7 @@ class _Ops:
         token_budget: int | None = None,
         include_history: bool = False,
         timezone: str | None = None,
+        expand: bool | None = None,
     ) -> _Call[list[RecallResult]]:
         """The memories that best answer ``query``, each with why it came back."""
         body = {
@@ -239,6 +240,7 @@ class _Ops:
             "token_budget": token_budget,
             "include_history": include_history,
             "timezone": timezone,
+            "expand": expand,
         }
         return _Call("POST", "/v1/recall", _recalled, body=body)
 

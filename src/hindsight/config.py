@@ -204,6 +204,10 @@ class Settings(BaseSettings):
     # a worker thread runs the queue in every engine with a provider set (a server's
     # too); off, jobs wait for `hindsight jobs wait` or Hindsight.run_jobs()
     llm_worker: bool = True
+    # query understanding: recall(expand=...) by default; a recall waits for the model
+    # at most this long, then searches the question alone
+    llm_expand: bool = False
+    llm_expand_timeout_seconds: float = Field(default=10.0, gt=0)
 
     # tests relax durability where durability is not what they test
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")

@@ -28,6 +28,7 @@ from hindsight.door import Checkpoint, Door, Once, Operation, WriteContext, chec
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
 from hindsight.errors import NotFoundError, PermissionDeniedError, StoreError, ValidationError
+from hindsight.expand import Expander
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
 from hindsight.feedback import marker
@@ -155,6 +156,7 @@ class Hindsight(Conversations):
             zone=self._zone,
             clock=self._now,
         )
+        self._expander = Expander(settings, self.llm)
         self._worker: Worker | None = None
         if self.llm.configured and settings.llm_worker:
             self._worker = Worker(self._work)
@@ -179,6 +181,7 @@ class Hindsight(Conversations):
                 self._worker.close()
             self._search.flush_access(force=True)
             self._recall.close()
+            self._expander.close()
             self.working.close()
             if self._notifier is not None:
                 self._notifier.close()
@@ -305,6 +308,7 @@ class Hindsight(Conversations):
         token_budget: int | None = None,
         include_history: bool = False,
         timezone: str | None = None,
+        expand: bool | None = None,
     ) -> list[RecallResult]:
         """The memories that best answer ``query``, each with why it came back.
 
@@ -316,7 +320,9 @@ class Hindsight(Conversations):
         weeks the memory went unused (:mod:`hindsight.lifecycle`), as each result's
         explanation shows it. Archived, expired and retired memories are never returned.
         The same recall again, of owners unchanged since, may be answered from the recall
-        cache (:mod:`hindsight.recall_cache`), audited and counted all the same.
+        cache (:mod:`hindsight.recall_cache`), audited and counted all the same. With
+        ``expand`` (by default ``settings.llm_expand``) and an LLM configured, the model
+        splits the query into sub-queries searched beside it (:mod:`hindsight.expand`).
         """
         weights = self._owner_weights(owners)
         query = self._ingest.reader.text(query, "query")
@@ -334,7 +340,12 @@ class Hindsight(Conversations):
             current_only=not include_history,
         )
         zone = self._zone if timezone is None else validate.time_zone(timezone)
+        if expand is not None and not isinstance(expand, bool):
+            raise ValidationError("expand must be true or false")
         self.principal.check_read(weights)
+        extra: tuple[str, ...] = ()
+        if (self.settings.llm_expand if expand is None else expand) and self.llm.configured:
+            extra = self._expander.expand(next(iter(weights)), query)
         now = self._now()
         self._live(flt, now)
         results = self._recall.recall(
@@ -346,6 +357,7 @@ class Hindsight(Conversations):
             zone=zone,
             token_budget=token_budget,
             now=now,
+            extra=extra,
         )
         if self.settings.audit_recalls:
             self._audit_recall(list(weights), query, k, results)

@@ -231,6 +231,13 @@ class _Tools:
                 "as '-05:00'. By default the server's setting (UTC unless set)."
             ),
         ] = None,
+        expand: Annotated[
+            bool | None,
+            Field(
+                description="For a question that needs several facts: let the LLM split it "
+                "into sub-queries searched beside it (with an LLM configured)."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Find an owner's memories that answer a question or relate to a topic, best first.
 
@@ -245,7 +252,9 @@ class _Tools:
         An empty list means nothing relevant is known.
         """
         hs = self._caller()
-        return await self._call(self._search, hs, owner, query, kind, k, since, until, timezone)
+        return await self._call(
+            self._search, hs, owner, query, kind, k, since, until, timezone, expand
+        )
 
     def _search(
         self,
@@ -257,6 +266,7 @@ class _Tools:
         since: str | None,
         until: str | None,
         timezone: str | None,
+        expand: bool | None = None,
     ) -> dict[str, Any]:
         found = hs.recall(
             owner,
@@ -266,6 +276,7 @@ class _Tools:
             since=since,
             until=until,
             timezone=timezone,
+            expand=expand,
         )
         return {"results": [_result(r) for r in found]}
 

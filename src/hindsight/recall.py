@@ -140,10 +140,11 @@ def fuse_minmax(
         low = min(hit.score for hit in hits.values())
         top = max(hit.score for hit in hits.values())
         span = top - low
-        if name in INFORMATIVE:
+        informative = INFORMATIVE.get(name.partition(":")[0])  # "bm25:2": a sub-query's
+        if informative is not None:
             # On a store of a few memories a word found in half of them has an IDF of
             # about 0, and scaling would still give its best match a full 1.0.
-            weight *= min(1.0, top / INFORMATIVE[name])
+            weight *= min(1.0, top / informative)
         spread = span > RESOLUTION * max(1.0, abs(top))  # else rounding, not a difference
         for mid, hit in hits.items():
             scaled = (hit.score - low) / span if spread else 1.0

@@ -36,6 +36,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from typing import Any, Final
 
@@ -101,12 +102,13 @@ class RecallCache:
         zone: tzinfo,
         token_budget: int | None,
         now: datetime,
+        extra: Sequence[str] = (),
     ) -> list[RecallResult]:
         """What :meth:`Search.recall` answers at ``now`` (the engine's clock), from the
         cache when it holds it."""
         if self.cache is None:
             return self.search.recall(
-                flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+                flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget, extra=extra
             )
         # The key first: a write committed after this read makes a generation this
         # entry does not name, whether the search below saw the write or not.
@@ -119,13 +121,14 @@ class RecallCache:
             zone=zone,
             token_budget=token_budget,
             now=now,
+            extra=extra,
         )
         hit = self._get(key, now)
         if hit is not None:
             self.search.note_access((r.memory.id for r in hit), now)
             return hit
         results = self.search.recall(
-            flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget
+            flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget, extra=extra
         )
         ttl = int(_lifetime(results, flt, now, self.ttl))
         if ttl < 1:
@@ -150,6 +153,7 @@ class RecallCache:
         zone: tzinfo,
         token_budget: int | None,
         now: datetime,
+        extra: Sequence[str] = (),
     ) -> str:
         """The digest of everything an answer depends on (see the module's docstring)."""
         fields = {k: v for k, v in dataclasses.asdict(flt).items() if k not in _MOVING}
@@ -163,6 +167,7 @@ class RecallCache:
             # it (a clock set back or jumped, as by a replay, asks for another key)
             "window": int(now.timestamp() // max(self.ttl, 1)),
             "query": query,
+            "extra": list(extra),  # the sub-queries an LLM split the query into
             "k": k,
             "token_budget": token_budget,
             "zone": str(zone),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, tzinfo
 from typing import Final
 
@@ -77,7 +77,11 @@ class Search:
         weights: dict[str, float],
         zone: tzinfo,
         token_budget: int | None,
+        extra: Sequence[str] = (),
     ) -> list[RecallResult]:
+        """The best ``k`` for ``query``; each of ``extra`` (sub-queries an LLM split it
+        into: :mod:`hindsight.expand`) is searched as two more channels, ``dense:i`` and
+        ``bm25:i``, fused with the query's own."""
         n = max(self.settings.candidates, k * 2)
         if may_name(query):  # "Mohammed" asked about is the "Muhhamed" who speaks in the turns
             query = resolve(
@@ -90,6 +94,11 @@ class Search:
             "dense": self.store.vector_search(flt, vector, n),
             "bm25": self.store.keyword_search(flt, query, n),
         }
+        for i, sub in enumerate(extra, start=1):
+            channels[f"dense:{i}"] = self.store.vector_search(
+                flt, self.embedder.encode_query(sub), n
+            )
+            channels[f"bm25:{i}"] = self.store.keyword_search(flt, sub, n)
         ranked = rank_channels(channels)
         fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)
         # Only the best fused candidates are read whole (reading them was most of a

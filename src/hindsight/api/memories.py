@@ -88,6 +88,7 @@ async def recall(ctx: Context, body: RecallIn) -> RecallOut:
         token_budget=body.token_budget,
         include_history=body.include_history,
         timezone=body.timezone,
+        expand=body.expand,
     )
     return RecallOut(results=[RecallHit.of(r) for r in results])
 

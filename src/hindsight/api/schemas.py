@@ -209,6 +209,11 @@ class RecallIn(_In):
         "query mean: an IANA name such as 'America/New_York', or an offset such as '-05:00'; "
         "by default the server's setting (UTC unless set).",
     )
+    expand: bool | None = Field(
+        default=None,
+        description="Let the LLM split the query into sub-queries searched beside it (with "
+        "an LLM configured; by default the server's llm_expand setting).",
+    )
 
 
 class ChannelHitOut(BaseModel):

@@ -162,6 +162,12 @@ def retain(
     help="Whose days 'yesterday' or 'on 8 May' in QUERY are: an IANA name such as "
     "America/New_York, or an offset such as -05:00 (default: the timezone setting, UTC).",
 )
+@click.option(
+    "--expand/--no-expand",
+    default=None,
+    help="Let the LLM split QUERY into sub-queries searched beside it (with an LLM "
+    "configured; default: the llm_expand setting).",
+)
 @json_option
 @click.argument("query")
 @click.pass_obj
@@ -176,6 +182,7 @@ def recall(
     budget: int | None,
     history: bool,
     timezone: str | None,
+    expand: bool | None,
     as_json: bool,
     query: str,
 ) -> None:
@@ -192,6 +199,7 @@ def recall(
         token_budget=budget,
         include_history=history,
         timezone=timezone,
+        expand=expand,
     )
     if as_json:
         emit_json({"results": [result_json(r) for r in results]})
