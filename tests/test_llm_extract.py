@@ -140,7 +140,7 @@ def test_retain_stores_at_once_and_queues_extraction_for_later(
     result = hs.retain(ALICE, "My son Evan started at Lincoln Elementary yesterday.")
     assert server.seen == []  # nothing was asked of the model during the write
     [job] = hs.jobs(ALICE).jobs
-    assert (job.state, job.operation, job.payload["episodes"]) == (
+    assert (job.state, job.operation, job.payload["memories"]) == (
         "pending",
         "extract",
         result.episodes,

@@ -198,6 +198,9 @@ class Settings(BaseSettings):
     llm_extract: bool = True
     llm_extract_turns: int = Field(default=12, gt=0, le=100)
     llm_min_confidence: float = Field(default=0.6, ge=0, le=1)
+    # with a provider set, summarize and reflect queue the model's summary and lessons
+    # too; a lesson the model rates no more important than this is not kept
+    llm_reflect_importance: float = Field(default=0.7, ge=0, le=1)
     # a job is tried this many times (transport failures, backing off) before it fails
     llm_job_attempts: int = Field(default=5, gt=0, le=50)
     llm_job_lease_seconds: float = Field(default=300.0, gt=0)

@@ -4,6 +4,7 @@ from, gathered here, and the drafts written through the write door.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from hindsight.door import StoreKnown, WriteContext
@@ -11,8 +12,10 @@ from hindsight.errors import NotFoundError
 from hindsight.extract import EXTRACTABLE_KINDS
 from hindsight.ingest import Ingest
 from hindsight.models import Kind, Memory
-from hindsight.reflect import reflect_on, summarize_session
+from hindsight.reflect import GENERATED_KINDS, Draft, reflect_on, summarize_session
+from hindsight.reflect.llm import MAX_POOL
 from hindsight.store import Filter, Store
+from hindsight.work import REFLECT, SUMMARIZE, distil_job
 
 
 class Distil:
@@ -22,8 +25,8 @@ class Distil:
         self.store = store
         self.ingest = ingest
 
-    def summarize(self, context: WriteContext, sid: str) -> Memory:
-        (owner,) = context.owners
+    def session(self, owner: str, sid: str) -> tuple[list[Memory], Draft]:
+        """A session's turns, oldest first, and the offline draft of its summary."""
         turns = Filter(owners=[owner], kinds=[Kind.EPISODE], session_id=sid)
         episodes = list(self.store.iterate(turns))
         if not episodes:
@@ -32,10 +35,22 @@ class Distil:
             owners=[owner], kinds=sorted(EXTRACTABLE_KINDS), session_id=sid, current_only=False
         )
         related = [*self.store.children([e.id for e in episodes]), *self.store.iterate(stored)]
-        draft = summarize_session(sid, episodes, related)
-        summaries = Filter(owners=[owner], kinds=[Kind.SUMMARY], session_id=sid)
-        changes = self.ingest.drafts(context, [draft], lambda known: known.store.iterate(summaries))
+        return episodes, summarize_session(sid, episodes, related)
+
+    def summarize(self, context: WriteContext, sid: str) -> Memory:
+        (owner,) = context.owners
+        episodes, draft = self.session(owner, sid)
+        jobs = []
+        if self.ingest.settings.llm_provider != "none":  # the model's summary, later
+            jobs = [distil_job(context, SUMMARIZE, [e.id for e in episodes], session_id=sid)]
+        changes = self.ingest.drafts(context, [draft], self.summaries(owner, sid), jobs=jobs)
         return changes.current[0]
+
+    @staticmethod
+    def summaries(owner: str, sid: str) -> Callable[[StoreKnown], Iterable[Memory]]:
+        """What a session's summary draft is reconciled with: its stored summary."""
+        flt = Filter(owners=[owner], kinds=[Kind.SUMMARY], session_id=sid)
+        return lambda known: known.store.iterate(flt)
 
     def reflect(
         self,
@@ -54,8 +69,7 @@ class Distil:
         turns = [m.id for m in scope if m.kind is Kind.EPISODE]
         pool = {m.id: m for m in [*scope, *self.store.children(turns)]}
         in_scope = set(pool)
-        lessons = Filter(owners=[owner], kinds=[Kind.REFLECTION])
-        existing = list(self.store.iterate(lessons))
+        existing = list(self.store.iterate(Filter(owners=[owner], kinds=[Kind.REFLECTION])))
         # a lesson is redrawn from all its evidence, not just what lies in scope
         cited = {p for r in existing for p in r.provenance.derived_from} - pool.keys()
         pool.update((m.id, m) for m in self.store.get(sorted(cited)))
@@ -68,8 +82,17 @@ class Distil:
         parents = {p for m in pool.values() for p in m.provenance.derived_from} - pool.keys()
         pool.update((m.id, m) for m in self.store.get(sorted(parents)))
         drafts = reflect_on(pool.values(), scope=in_scope)
+        jobs = []
+        if self.ingest.settings.llm_provider != "none" and in_scope:  # the model's lessons, later
+            evidence = [
+                m for m in pool.values() if m.id in in_scope and m.kind not in GENERATED_KINDS
+            ]
+            latest = sorted(evidence, key=lambda m: (m.observed_at, m.id))[-MAX_POOL:]
+            jobs = [distil_job(context, REFLECT, [m.id for m in latest])]
+        return self.ingest.drafts(context, drafts, self.lessons(owner), jobs=jobs).changed
 
-        def stored(known: StoreKnown) -> list[Memory]:
-            return list(known.store.iterate(lessons))
-
-        return self.ingest.drafts(context, drafts, stored).changed
+    @staticmethod
+    def lessons(owner: str) -> Callable[[StoreKnown], list[Memory]]:
+        """What lesson drafts are reconciled with: the owner's current lessons."""
+        flt = Filter(owners=[owner], kinds=[Kind.REFLECTION])
+        return lambda known: list(known.store.iterate(flt))

@@ -151,6 +151,7 @@ class Hindsight(Conversations):
             settings,
             self.store,
             ingest=self._ingest,
+            distil=self._distil,
             embedder=self.embedder,
             meter=self.llm,
             zone=self._zone,

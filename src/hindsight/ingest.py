@@ -241,7 +241,7 @@ class Ingest:
             def queue(written: Plan) -> list[QueuedJob]:
                 roles = [e.metadata["role"] for e in episodes]
                 kept = list(zip(written.result.episodes, roles, strict=True))
-                return extraction_jobs(context, owner, kept, self.settings.llm_extract_turns)
+                return extraction_jobs(context, kept, self.settings.llm_extract_turns)
 
         return self._write(context, [*episodes, *derived], once, queue=queue)
 
@@ -434,9 +434,12 @@ class Ingest:
         context: WriteContext,
         drafts: Sequence[Draft],
         existing: Callable[[StoreKnown], Iterable[Memory]],
+        *,
+        jobs: Sequence[QueuedJob] = (),
     ) -> Changes:
         """Write summaries or reflections: what changed between the drafts and the stored
-        memories of their keys (read under the lock), as :func:`reconcile` decides."""
+        memories of their keys (read under the lock), as :func:`reconcile` decides; queue
+        ``jobs`` in the same transaction."""
         (owner,) = context.owners
         decided: list[Changes] = []
 
@@ -456,9 +459,12 @@ class Ingest:
             out.needs_vector.update(m.id for m in changes.rewrite)
             out.result.created = [m.id for m in changes.insert]
             out.result.updated = [m.id for m in changes.rewrite]
+            out.jobs = list(jobs)
             return out
 
-        self.door.commit(context, planner)
+        written = self.door.commit(context, planner)
+        if written.jobs and self.queued is not None:
+            self.queued()
         return decided[0]
 
 

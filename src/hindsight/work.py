@@ -51,13 +51,17 @@ from hindsight.errors import (
     LLMTimeoutError,
     LLMTransportError,
     LLMTruncatedError,
+    NotFoundError,
+    ValidationError,
 )
 from hindsight.extract import llm as llm_extract
 from hindsight.models import Kind, Memory, Turn
+from hindsight.reflect import llm as distil_prompts
 from hindsight.store import Filter, QueuedJob
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
+    from hindsight.distil import Distil
     from hindsight.embed import Embeddings
     from hindsight.ingest import Ingest
     from hindsight.llm.meter import Meter
@@ -65,6 +69,8 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("hindsight.work")
 EXTRACT: Final = "extract"
+SUMMARIZE: Final = "summarize"
+REFLECT: Final = "reflect"
 #: Who holds a job's lease: this process (and its thread, in :class:`Work.run`).
 HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}"
 _BACKOFF: Final = 30.0
@@ -83,8 +89,39 @@ class JobQueue:
     jobs: list[QueuedJob]
 
 
+def _job(
+    context: WriteContext, operation: str, ids: Sequence[str], version: str, **payload: Any
+) -> QueuedJob:
+    """A job of ``operation`` over ``ids`` for the write's owner, run as its writer; its
+    id derives from all of that, so the same work is queued once."""
+    (owner,) = context.owners
+    key = "\0".join([operation, owner, version, *ids])
+    return QueuedJob(
+        id="j_" + hashlib.sha256(key.encode()).hexdigest()[:28],
+        owner=owner,
+        operation=operation,
+        payload={
+            **payload,
+            "memories": list(ids),
+            "principal": context.principal.name,
+            "trust": context.principal.trust,
+            "prompt": version,
+        },
+        created_at=context.at,
+    )
+
+
+def distil_job(
+    context: WriteContext, operation: str, ids: Sequence[str], *, session_id: str | None = None
+) -> QueuedJob:
+    """The model's summary of a session (``summarize``: its turns' ids) or lessons
+    (``reflect``: the ids of the memories looked at)."""
+    extra = {} if session_id is None else {"session_id": session_id}
+    return _job(context, operation, ids, distil_prompts.PROMPT_VERSION, **extra)
+
+
 def extraction_jobs(
-    context: WriteContext, owner: str, turns: Sequence[tuple[str, str]], size: int
+    context: WriteContext, turns: Sequence[tuple[str, str]], size: int
 ) -> list[QueuedJob]:
     """The extraction jobs for a write's kept turns (``(episode id, role)``, in order):
     one per ``size`` turns that include a user's or a tool's, run as the writer."""
@@ -94,21 +131,7 @@ def extraction_jobs(
         if not any(role in _READ_ROLES for _, role in chunk):
             continue  # nothing anyone stated: only the assistant or the system spoke
         ids = [episode for episode, _ in chunk]
-        key = "\0".join([EXTRACT, owner, llm_extract.PROMPT_VERSION, *ids])
-        jobs.append(
-            QueuedJob(
-                id="j_" + hashlib.sha256(key.encode()).hexdigest()[:28],
-                owner=owner,
-                operation=EXTRACT,
-                payload={
-                    "episodes": ids,
-                    "principal": context.principal.name,
-                    "trust": context.principal.trust,
-                    "prompt": llm_extract.PROMPT_VERSION,
-                },
-                created_at=context.at,
-            )
-        )
+        jobs.append(_job(context, EXTRACT, ids, llm_extract.PROMPT_VERSION))
     return jobs
 
 
@@ -121,6 +144,7 @@ class Work:
         store: Store,
         *,
         ingest: Ingest,
+        distil: Distil,
         embedder: Embeddings,
         meter: Meter,
         zone: tzinfo,
@@ -129,6 +153,7 @@ class Work:
         self.settings = settings
         self.store = store
         self.ingest = ingest
+        self.distil = distil
         self.embedder = embedder
         self.meter = meter
         self.zone = zone
@@ -182,8 +207,11 @@ class Work:
 
     # -- one job -------------------------------------------------------------------------
     def _run(self, job: QueuedJob, holder: str) -> None:
+        handlers = {EXTRACT: self._extract, SUMMARIZE: self._summarize, REFLECT: self._reflect}
         try:
-            result = self._extract(job)
+            if job.operation not in handlers:
+                raise ValidationError(f"no handler for jobs of {job.operation!r}")
+            result = handlers[job.operation](job)
         except LLMBudgetError as exc:
             self._finish(
                 job,
@@ -219,10 +247,76 @@ class Work:
         if not self.store.finish_job(job.id, holder, state=state, now=self.clock(), **how):
             _log.info("job %s: its lease lapsed and another worker took it over", job.id)
 
-    def _extract(self, job: QueuedJob) -> dict[str, Any]:
-        ids = [str(i) for i in job.payload.get("episodes", [])]
+    def _inputs(self, job: QueuedJob) -> list[Memory]:
+        """The job's memories that still exist, in the order it names them."""
+        ids = [str(i) for i in job.payload.get("memories", [])]
         found = {m.id: m for m in self.store.get(ids)}
-        episodes = [found[i] for i in ids if i in found and found[i].owner == job.owner]
+        return [found[i] for i in ids if i in found and found[i].owner == job.owner]
+
+    def _context(self, job: QueuedJob, operation: Operation) -> WriteContext:
+        """The job's write, as the writer whose write queued it (its name and trust)."""
+        principal = Principal(
+            name=str(job.payload.get("principal") or "local"),
+            read=(job.owner,),
+            write=(job.owner,),
+            trust=float(job.payload.get("trust", 1.0)),
+        )
+        return WriteContext(principal, operation, (job.owner,), self.clock())
+
+    def _generator(self, operation: str) -> str:
+        return f"llm:{self.meter.model_for(operation) or self.meter.provider.name}"
+
+    def _summarize(self, job: QueuedJob) -> dict[str, Any]:
+        sid = str(job.payload.get("session_id"))
+        try:
+            episodes, offline = self.distil.session(job.owner, sid)
+        except NotFoundError:
+            return {"note": "its turns were forgotten"}
+        turns = {str(i) for i in job.payload.get("memories", [])}
+        flt = Filter(owners=[job.owner], kinds=[Kind.SUMMARY], session_id=sid)
+        stored = list(self.store.iterate(flt))
+        if set(offline.evidence) != turns or any(
+            set(m.provenance.derived_from) != turns for m in stored
+        ):
+            return {"note": "the session changed since: a later job summarizes it"}
+        messages = distil_prompts.summary_messages(episodes, zone=self.zone)
+        answer = self.meter.structured(
+            job.owner, SUMMARIZE, messages, distil_prompts.SUMMARY_SCHEMA, name="summary"
+        )
+        draft = distil_prompts.summary_draft(
+            offline, answer.value, generator=self._generator(SUMMARIZE)
+        )
+        changes = self.ingest.drafts(
+            self._context(job, Operation.SUMMARIZE), [draft], self.distil.summaries(job.owner, sid)
+        )
+        return {"updated": [m.id for m in changes.changed]}
+
+    def _reflect(self, job: QueuedJob) -> dict[str, Any]:
+        pool = self._inputs(job)
+        if not pool:
+            return {"note": "its memories were forgotten"}
+        known = [
+            m
+            for m in self.store.iterate(Filter(owners=[job.owner], kinds=[Kind.REFLECTION]))
+            if m.metadata.get("lesson") == "llm"
+        ]
+        prompt = distil_prompts.lesson_messages(pool, known, zone=self.zone)
+        answer = self.meter.structured(
+            job.owner, REFLECT, prompt.messages, distil_prompts.LESSON_SCHEMA, name="lessons"
+        )
+        drafts, left = distil_prompts.lesson_drafts(
+            answer.value,
+            prompt,
+            min_importance=self.settings.llm_reflect_importance,
+            generator=self._generator(REFLECT),
+        )
+        changes = self.ingest.drafts(
+            self._context(job, Operation.REFLECT), drafts, self.distil.lessons(job.owner)
+        )
+        return {"changed": [m.id for m in changes.changed], "left_out": left}
+
+    def _extract(self, job: QueuedJob) -> dict[str, Any]:
+        episodes = self._inputs(job)
         if not episodes:
             return {"created": [], "note": "its turns were forgotten"}
         turns = [_turn(e) for e in episodes]
@@ -235,18 +329,11 @@ class Work:
         reading = llm_extract.read_answer(
             answer.value, turns, prompt, min_confidence=self.settings.llm_min_confidence
         )
-        principal = Principal(
-            name=str(job.payload.get("principal") or "local"),
-            read=(job.owner,),
-            write=(job.owner,),
-            trust=float(job.payload.get("trust", 1.0)),
-        )
-        context = WriteContext(principal, Operation.EXTRACT, (job.owner,), self.clock())
         written = self.ingest.derived(
-            context,
+            self._context(job, Operation.EXTRACT),
             episodes,
             reading.kept,
-            extractor=f"llm:{self.meter.model_for('extract') or self.meter.provider.name}",
+            extractor=self._generator(EXTRACT),
         )
         return {
             "created": written.created,

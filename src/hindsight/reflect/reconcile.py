@@ -51,13 +51,17 @@ def reconcile(
     The same text and evidence: nothing. No new evidence (say some was forgotten, or
     a count changed): the memory is rewritten in place. New evidence: a new memory
     supersedes the old one, which keeps its text with ``valid_to``/``superseded_by``.
+    An offline draft of exactly the evidence an LLM's draft was written from changes
+    nothing: the model's text of the same turns stands (``metadata["generator"]``).
     """
     stored = {m.metadata["key"]: m for m in existing if isinstance(m.metadata.get("key"), str)}
     out = Changes()
     for draft in drafts:
-        metadata = {**draft.metadata, "key": draft.key, "generator": GENERATOR}
+        metadata = {"generator": GENERATOR, **draft.metadata, "key": draft.key}
         old = stored.get(draft.key)
-        if old is not None and _holds(old, draft, metadata):
+        if old is not None and (
+            _holds(old, draft, metadata) or _drafted_better(old, metadata, draft)
+        ):
             out.current.append(old)
             continue
         if old is not None and set(draft.evidence) <= set(old.provenance.derived_from):
@@ -98,6 +102,16 @@ def reconcile(
         out.changed.append(new)
         out.current.append(new)
     return out
+
+
+def _drafted_better(old: Memory, metadata: Mapping[str, Any], draft: Draft) -> bool:
+    """Whether ``old`` is an LLM's draft of the very evidence of an offline one."""
+    by_model = str(old.metadata.get("generator", "")).startswith("llm:")
+    return (
+        by_model
+        and metadata["generator"] == GENERATOR
+        and set(old.provenance.derived_from) == set(draft.evidence)
+    )
 
 
 def _holds(old: Memory, draft: Draft, metadata: Mapping[str, Any]) -> bool:

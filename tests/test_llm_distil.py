@@ -1,0 +1,161 @@
+"""Summaries and lessons by an LLM, as background jobs behind summarize and reflect,
+against a real OpenAI-protocol server on loopback: the offline draft is written at once,
+the model's replaces it later, and running either twice over the same input changes
+nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from llm_servers import FakeLLM, Seen, fake_llm, openai_answer
+
+from hindsight import Hindsight, Settings
+from hindsight.embed import Embeddings
+from hindsight.models import Kind, Memory
+from hindsight.store import Filter
+
+ALICE = "user:alice"
+
+
+@pytest.fixture(params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLM]:
+    with fake_llm() as fake:
+        yield fake
+
+
+@pytest.fixture
+def hs(settings: Settings, server: FakeLLM, embedder: Embeddings) -> Iterator[Hindsight]:
+    configured = settings.model_copy(
+        update={
+            "llm_provider": "openai",
+            "llm_base_url": server.url + "/v1",
+            "llm_model": "m",
+            "llm_max_retries": 0,
+            "llm_extract": False,  # only the jobs under test
+            "llm_worker": False,
+        }
+    )
+    with Hindsight(configured, embedder=embedder) as engine:
+        yield engine
+
+
+def chat(hs: Hindsight, session: str, *lines: str) -> None:
+    hs.retain(
+        ALICE, messages=[{"role": "user", "content": line} for line in lines], session_id=session
+    )
+
+
+def summaries(hs: Hindsight, session: str, *, history: bool = False) -> list[Memory]:
+    flt = Filter(owners=[ALICE], kinds=[Kind.SUMMARY], session_id=session, current_only=not history)
+    return list(hs.store.iterate(flt))
+
+
+SUMMARY = "Alice planned a trip to Kyoto for 12 May and booked a ryokan near Gion."
+
+
+def test_a_session_summary_by_the_model_replaces_the_offline_one(
+    hs: Hindsight, server: FakeLLM
+) -> None:
+    chat(hs, "s1", "I am planning a trip to Kyoto on 12 May.", "I booked a ryokan near Gion.")
+    offline = hs.summarize(ALICE, "s1")
+    assert offline.metadata["generator"] == "heuristic"
+    assert [j.operation for j in hs.jobs(ALICE).jobs] == ["summarize"]
+    server.script(openai_answer(json.dumps({"summary": SUMMARY, "topics": ["Kyoto trip"]})))
+    assert hs.run_jobs() == 1
+    sent = server.seen[0].body["messages"][-1]["content"]
+    assert "I booked a ryokan near Gion." in sent
+    [summary] = summaries(hs, "s1")
+    assert summary.id == offline.id  # the same turns: rewritten in place
+    assert (summary.content, summary.metadata["generator"]) == (SUMMARY, "llm:m")
+    assert "Kyoto trip" in summary.query_hints
+    assert set(summary.provenance.derived_from) == set(offline.provenance.derived_from)
+    # the same input again: the offline redraft leaves the model's text, and no job
+    assert hs.summarize(ALICE, "s1").content == SUMMARY
+    assert hs.run_jobs() == 0 and len(server.seen) == 1
+    # new turns: a new offline summary supersedes, and a new job rewrites it
+    chat(hs, "s1", "I will take the Shinkansen from Tokyo.")
+    newer = hs.summarize(ALICE, "s1")
+    assert newer.id != offline.id and newer.metadata["generator"] == "heuristic"
+    server.script(openai_answer(json.dumps({"summary": SUMMARY + " By Shinkansen.", "topics": []})))
+    assert hs.run_jobs() == 1
+    [current] = summaries(hs, "s1")
+    assert current.content.endswith("By Shinkansen.")
+    assert len(summaries(hs, "s1", history=True)) == 2
+
+
+def test_a_summary_job_of_a_session_that_changed_since_writes_nothing(
+    hs: Hindsight, server: FakeLLM
+) -> None:
+    chat(hs, "s1", "I am planning a trip to Kyoto on 12 May.")
+    hs.summarize(ALICE, "s1")
+    chat(hs, "s1", "Actually make it Osaka.")  # not summarized yet: the old job is stale
+    assert hs.run_jobs() == 1 and server.seen == []
+    [job] = hs.jobs(ALICE).jobs
+    assert job.state == "done" and job.result == {
+        "note": "the session changed since: a later job summarizes it"
+    }
+
+
+def lessons(*items: tuple[str, str, float, list[str]]) -> Any:
+    return openai_answer(
+        json.dumps(
+            {
+                "lessons": [
+                    {"key": key, "lesson": text, "importance": weight, "evidence": labels}
+                    for key, text, weight, labels in items
+                ]
+            }
+        )
+    )
+
+
+def test_lessons_by_the_model_rest_on_what_it_was_shown_and_rerun_changes_nothing(
+    hs: Hindsight, server: FakeLLM
+) -> None:
+    chat(hs, "s1", "Please keep answers short.", "The weather tool failed again.")
+    chat(hs, "s2", "Short answers, please, I said.")
+
+    def respond(seen: Seen) -> Any:
+        prompt = seen.body["messages"][-1]["content"]
+        label = {
+            line.split(": ", 1)[1]: line.split(" ", 1)[0]
+            for line in prompt.splitlines()[1:]
+            if ": " in line
+        }
+        short = [label["Please keep answers short."], label["Short answers, please, I said."]]
+        return lessons(
+            ("brevity", "The user wants short answers, and said so twice.", 0.9, short),
+            ("small_talk", "The user mentions the weather.", 0.4, short),  # not important
+            ("made_up", "The user likes opera.", 0.95, ["m999"]),  # rests on nothing shown
+        )
+
+    server.respond = respond
+    hs.reflect(ALICE)
+    assert [j.operation for j in hs.jobs(ALICE).jobs] == ["reflect"]
+    hs.run_jobs()
+    [lesson] = [
+        m
+        for m in hs.list_memories(ALICE, kinds=["reflection"])
+        if m.metadata.get("lesson") == "llm"
+    ]
+    assert lesson.content == "The user wants short answers, and said so twice."
+    assert lesson.metadata["importance"] == 0.9 and lesson.metadata["generator"] == "llm:m"
+    cited = {m.content for m in hs.store.get(lesson.provenance.derived_from)}
+    assert cited == {"Please keep answers short.", "Short answers, please, I said."}
+    assert hs.jobs(ALICE).jobs[0].result == {"changed": [lesson.id], "left_out": 2}
+    before = {m.id: m.content for m in hs.list_memories(ALICE, kinds=["reflection"])}
+    hs.reflect(ALICE)  # the same memories: the same job, not queued again
+    assert hs.run_jobs() == 0 and len(server.seen) == 1
+    assert {m.id: m.content for m in hs.list_memories(ALICE, kinds=["reflection"])} == before
+    # forgetting the evidence forgets the lesson
+    hs.forget(owner=ALICE, session_id="s1")
+    hs.forget(owner=ALICE, session_id="s2")
+    assert hs.list_memories(ALICE, kinds=["reflection"]) == []
