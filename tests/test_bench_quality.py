@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from llm_servers import Reply, Seen, fake_llm, openai_answer
 
 from hindsight.bench import quality
 from hindsight.bench.datasets import (
@@ -379,6 +381,51 @@ def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
     assert "hindsight" in table.output and "overall (4)" in table.output
     assert "speed: ingest" in table.output
     assert "f@10 by conversation, hindsight:" in table.output
+
+
+def test_bench_locomo_with_an_llm_reports_both_and_what_the_llm_took(tmp_path: Path) -> None:
+    """A loopback server answers as a model would: each user turn a fact, each question
+    one sub-query; the report has the offline and the LLM figures of one run."""
+
+    def respond(seen: Seen) -> Reply:
+        name = seen.body["response_format"]["json_schema"]["name"]
+        prompt = seen.body["messages"][-1]["content"]
+        if name == "search":
+            question = prompt.removeprefix("Question: ")
+            return openai_answer(json.dumps({"queries": [question.rstrip("?")], "entities": []}))
+        facts = [
+            {"kind": "fact", "content": m.group(2), "confidence": 0.9, "turn": int(m.group(1))}
+            for m in re.finditer(r"^\[(\d+)\] [^:]*?(?:user|tool), [^:]+: (.+)$", prompt, re.M)
+        ]
+        return openai_answer(json.dumps({"memories": facts}), prompt_tokens=100)
+
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(locomo_fixture()))
+    with fake_llm() as server:
+        server.respond = respond
+        env = {
+            "HINDSIGHT_LLM_PROVIDER": "openai",
+            "HINDSIGHT_LLM_BASE_URL": server.url + "/v1",
+            "HINDSIGHT_LLM_MODEL": "m",
+            "HINDSIGHT_LLM_PRICES": '{"m": {"prompt": 1.0, "completion": 2.0}}',
+        }
+        args = ["--home", str(tmp_path / "h"), "-q", "bench", "locomo", str(path)]
+        result = CliRunner().invoke(cli, [*args, "--json"], env=env)
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        table = CliRunner().invoke(cli, args, env=env)
+    check_report(report, groups={"single-hop", "multi-hop", "open-domain", "temporal"})
+    assert set(report[quality.WITH_LLM]) == set(report["hindsight"])
+    llm = report["llm"]
+    assert llm["jobs"]["done"] == 2 and llm["jobs"]["failed"] == 0  # one job per session
+    assert llm["by_operation"]["extract"]["calls"] == 2
+    assert llm["by_operation"]["query"]["calls"] == 4  # one per question
+    assert llm["prompt_tokens"] == 2 * 100 + 4 * 11
+    assert llm["cost"] == pytest.approx((llm["prompt_tokens"] + 2 * llm["completion_tokens"]) / 1e6)
+    assert report["speed"]["recall_llm_p50_ms"] > 0
+    assert table.exit_code == 0, table.output
+    assert "llm (openai, m): 6 calls" in table.output
+    assert "hindsight+llm" in table.output
 
 
 def test_bench_beam_end_to_end(tmp_path: Path) -> None:

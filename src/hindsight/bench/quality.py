@@ -10,6 +10,12 @@ store, through two baselines over the verbatim turns: BM25 alone
 Results are scored at turn level: a verbatim episode is its turn, a derived
 memory counts for the turns it was derived from; turn ids are deduplicated
 keeping rank order. The metric functions are pure and tested on their own.
+
+With an LLM configured (``HINDSIGHT_LLM_PROVIDER``), the same run measures the LLM
+layer too: each conversation's questions are asked first before any LLM work has run
+(``hindsight``: the offline figures), then its queued extraction jobs are run to the
+end and the questions asked again with query understanding (``hindsight+llm``);
+the report's ``llm`` block has the tokens, calls, failures, cost and time it took.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ PER_CONVERSATION: Final = ("frac_recall@5", "frac_recall@10")  # reported per co
 K_FETCH: Final = 50  # results asked for; after mapping to turns, at least 10 distinct remain
 KS: Final = (5, 10)
 SYSTEMS: Final = ("hindsight", "bm25", "dense")
+WITH_LLM: Final = "hindsight+llm"  # the offline system after LLM work, with expansion
 # The order of a group's figures in the JSON and in the table.
 METRICS: Final = (
     "frac_recall@5",
@@ -178,6 +185,8 @@ class QualityReport:
     repaired: dict[str, int]
     notes: dict[str, dict[str, int]] = field(default_factory=dict)  # system -> note -> count
     knowledge_update: dict[str, Any] | None = None
+    # with an LLM: its use (calls, failures, dropped answers, tokens, cost) and work
+    llm: dict[str, Any] | None = None
     # system -> conversation id -> {"n", "frac_recall@5", "frac_recall@10"}: a lever that
     # helps one conversation and hurts nine shows here, not in the mean
     per_conversation: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
@@ -198,6 +207,8 @@ class QualityReport:
         if self.knowledge_update is not None:
             out["knowledge_update_order"] = self.knowledge_update
         out["per_conversation"] = self.per_conversation
+        if self.llm is not None:
+            out["llm"] = self.llm
         return out
 
 
@@ -231,6 +242,7 @@ class _Tally:
     first: list[float] = field(default_factory=list)  # ms: each owner's first recall
     ingest_s: float = 0.0
     turns: int = 0
+    llm_s: float = 0.0  # running the LLM jobs
 
 
 def _first_recalls(settings: Settings, data: Dataset) -> list[float]:
@@ -263,7 +275,12 @@ def run(
     data = dataset.head(limit)
     tally = _Tally()
     base = datetime.now(UTC).replace(microsecond=0)
+    llm = settings.llm_provider != "none" and "hindsight" in systems
+    # no worker thread: the offline figures are taken before any LLM work has run
+    settings = settings.model_copy(update={"llm_worker": False})
+    usage: dict[str, Any] | None = None
     with Hindsight(settings) as hs:
+        started = datetime.now(UTC)
         for conv in data.conversations:
             owner = owner_for(data.name, conv.id)
             if hs.stats(owner).memories:  # a store given with --home may hold an earlier run
@@ -276,10 +293,62 @@ def run(
                 _ask(question, searches, tally)
                 if progress:
                     progress(1)
+            if llm:
+                _with_llm(hs, owner, conv, turns, tally)
+        if llm:
+            usage = _usage(hs, started, tally)
     if "hindsight" in systems:
         tally.first = _first_recalls(settings, data)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return _report(data, systems, tally, peak_rss_mb=rss)
+    measured = [*systems, WITH_LLM] if llm else list(systems)
+    report = _report(data, measured, tally, peak_rss_mb=rss)
+    report.llm = usage
+    return report
+
+
+def _with_llm(hs: Hindsight, owner: str, conv: Conversation, turns: TurnMap, tally: _Tally) -> None:
+    """Run the conversation's LLM jobs to the end, then ask its questions with query
+    understanding (the ``hindsight+llm`` system)."""
+    start = time.perf_counter()
+    hs.wait_jobs()
+    tally.llm_s += time.perf_counter() - start
+
+    def expanded(q: str) -> tuple[list[str], float]:
+        start = time.perf_counter()
+        results = hs.recall(owner, q, k=K_FETCH, expand=True)
+        ms = (time.perf_counter() - start) * 1000
+        return [t for r in results for t in turns.of_memory(r.memory)], ms
+
+    for question in conv.questions:
+        _ask(question, {WITH_LLM: expanded}, tally)
+
+
+def _usage(hs: Hindsight, since: datetime, tally: _Tally) -> dict[str, Any]:
+    """What the LLM layer took in this run, by operation and in all."""
+    rows = [r for r in hs.usage(since=since) if r.owner.startswith("bench:")]
+    by_operation: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        into = by_operation.setdefault(r.operation, Counter())
+        into.update(
+            calls=r.calls,
+            failures=r.failures,
+            dropped=r.dropped,
+            prompt_tokens=r.prompt_tokens,
+            completion_tokens=r.completion_tokens,
+        )
+    costs = [r.cost for r in rows if r.cost is not None]
+    jobs = hs.jobs().counts
+    return {
+        "provider": hs.settings.llm_provider,
+        "model": hs.settings.llm_model,
+        "by_operation": {op: dict(c) for op, c in sorted(by_operation.items())},
+        "prompt_tokens": sum(r.prompt_tokens for r in rows),
+        "completion_tokens": sum(r.completion_tokens for r in rows),
+        "calls": sum(r.calls for r in rows),
+        "cost": round(sum(costs), 6) if costs else None,
+        "jobs": jobs,
+        "jobs_s": round(tally.llm_s, 2),
+    }
 
 
 def _ingest(
@@ -379,6 +448,9 @@ def _report(
         lat = tally.latency.get(system, [])
         speed[f"{prefix}_p50_ms"] = round(statistics.median(lat), 2) if lat else 0.0
         speed[f"{prefix}_p95_ms"] = round(_pct(lat, 0.95), 2)
+    if WITH_LLM in systems:
+        lat = tally.latency.get(WITH_LLM, [])
+        speed["recall_llm_p50_ms"] = round(statistics.median(lat), 2) if lat else 0.0
     if tally.first:
         speed["first_recall_p50_ms"] = round(statistics.median(tally.first), 2)
         speed["first_recall_max_ms"] = round(max(tally.first), 2)
@@ -464,6 +536,16 @@ def table(report: QualityReport) -> list[str]:
         figures = ", ".join(f"{s} {ku[s]:.2f}" for s in systems if s in ku)
         lines.append(
             f"knowledge updates ranked above the original ({ku['n']} questions): {figures}"
+        )
+    if report.llm is not None:
+        u = report.llm
+        cost = "unpriced" if u["cost"] is None else f"${u['cost']:.4f}"
+        lines.append(
+            f"llm ({u['provider']}, {u['model']}): {u['calls']} calls, "
+            f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens, "
+            f"{cost}; jobs {u['jobs']['done']} done, {u['jobs']['failed']} failed in "
+            f"{u['jobs_s']:.1f} s; recall with expansion p50 "
+            f"{report.speed.get('recall_llm_p50_ms', 0.0):.1f} ms"
         )
     for system, found in report.per_conversation.items():
         cells = ", ".join(f"{c} {v['frac_recall@10']:.3f}" for c, v in found.items())
