@@ -448,9 +448,6 @@ def _report(
         lat = tally.latency.get(system, [])
         speed[f"{prefix}_p50_ms"] = round(statistics.median(lat), 2) if lat else 0.0
         speed[f"{prefix}_p95_ms"] = round(_pct(lat, 0.95), 2)
-    if WITH_LLM in systems:
-        lat = tally.latency.get(WITH_LLM, [])
-        speed["recall_llm_p50_ms"] = round(statistics.median(lat), 2) if lat else 0.0
     if tally.first:
         speed["first_recall_p50_ms"] = round(statistics.median(tally.first), 2)
         speed["first_recall_max_ms"] = round(max(tally.first), 2)
@@ -545,7 +542,7 @@ def table(report: QualityReport) -> list[str]:
             f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens, "
             f"{cost}; jobs {u['jobs']['done']} done, {u['jobs']['failed']} failed in "
             f"{u['jobs_s']:.1f} s; recall with expansion p50 "
-            f"{report.speed.get('recall_llm_p50_ms', 0.0):.1f} ms"
+            f"{report.speed.get(WITH_LLM + '_p50_ms', 0.0):.1f} ms"
         )
     for system, found in report.per_conversation.items():
         cells = ", ".join(f"{c} {v['frac_recall@10']:.3f}" for c, v in found.items())
