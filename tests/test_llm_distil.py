@@ -104,17 +104,28 @@ def test_a_summary_job_of_a_session_that_changed_since_writes_nothing(
     }
 
 
-def lessons(*items: tuple[str, str, float, list[str]]) -> Any:
+def lessons(*items: tuple[str, str, float, list[str]], digests: Any = ()) -> Any:
     return openai_answer(
         json.dumps(
             {
                 "lessons": [
                     {"key": key, "lesson": text, "importance": weight, "evidence": labels}
                     for key, text, weight, labels in items
-                ]
+                ],
+                "digests": list(digests),
             }
         )
     )
+
+
+def labels_of(seen: Seen) -> dict[str, str]:
+    """What each memory shown to the model is labelled, by its text."""
+    prompt = seen.body["messages"][-1]["content"]
+    return {
+        line.split(": ", 1)[1]: line.split(" ", 1)[0]
+        for line in prompt.splitlines()
+        if line.startswith("m") and ": " in line
+    }
 
 
 def test_lessons_by_the_model_rest_on_what_it_was_shown_and_rerun_changes_nothing(
@@ -124,12 +135,7 @@ def test_lessons_by_the_model_rest_on_what_it_was_shown_and_rerun_changes_nothin
     chat(hs, "s2", "Short answers, please, I said.")
 
     def respond(seen: Seen) -> Any:
-        prompt = seen.body["messages"][-1]["content"]
-        label = {
-            line.split(": ", 1)[1]: line.split(" ", 1)[0]
-            for line in prompt.splitlines()[1:]
-            if ": " in line
-        }
+        label = labels_of(seen)
         short = [label["Please keep answers short."], label["Short answers, please, I said."]]
         return lessons(
             ("brevity", "The user wants short answers, and said so twice.", 0.9, short),
@@ -159,3 +165,51 @@ def test_lessons_by_the_model_rest_on_what_it_was_shown_and_rerun_changes_nothin
     hs.forget(owner=ALICE, session_id="s1")
     hs.forget(owner=ALICE, session_id="s2")
     assert hs.list_memories(ALICE, kinds=["reflection"]) == []
+
+
+RUNS = (
+    "I started training for the Berlin marathon.",
+    "Long run today: 30 km for the marathon.",
+    "I finished the Berlin marathon in 3:58!",
+    "Next I will run the Berlin marathon again in 2026.",
+)
+
+
+def test_a_topic_digest_draws_on_every_session_it_names(hs: Hindsight, server: FakeLLM) -> None:
+    chat(hs, "s1", RUNS[0])
+    chat(hs, "s2", RUNS[1])
+    chat(hs, "s3", RUNS[2], "I had pasta for dinner.")
+    digest = (
+        "Berlin marathon: Alice started training (s1), ran 30 km (s2) and finished in 3:58 (s3)."
+    )
+
+    def respond(seen: Seen) -> Any:
+        label = labels_of(seen)
+        runs = [label[t] for t in label if t in RUNS]
+        return lessons(
+            digests=[
+                {"topic": "Berlin marathon", "digest": digest, "evidence": runs},
+                {"topic": "Dinner", "digest": "Alice had pasta once.", "evidence": ["m1"]},
+            ]
+        )
+
+    server.respond = respond
+    hs.reflect(ALICE)
+    hs.run_jobs()
+    [made] = [m for m in hs.list_memories(ALICE, kinds=["summary"]) if m.metadata.get("digest")]
+    assert (made.content, made.metadata["key"], made.metadata["sessions"]) == (
+        digest,
+        "digest:berlin_marathon",
+        3,
+    )
+    cited = {m.content for m in hs.store.get(made.provenance.derived_from)}
+    assert cited == set(RUNS[:3])
+    assert "Berlin marathon" in made.query_hints
+    top = hs.recall(ALICE, "What happened with the Berlin marathon?", k=3)
+    assert made.id in [r.memory.id for r in top]
+    # a later run naming the same topic rewrites or supersedes it, never adds a second
+    chat(hs, "s4", RUNS[3])
+    hs.reflect(ALICE)
+    hs.run_jobs()
+    digests = [m for m in hs.list_memories(ALICE, kinds=["summary"]) if m.metadata.get("digest")]
+    assert len(digests) == 1 and len(digests[0].provenance.derived_from) == 4

@@ -535,3 +535,18 @@ def test_the_queue_is_the_next_migration_of_each_database() -> None:
 
     assert SQLITE[-1] == (11, JOB_QUEUE.format(real="REAL"))
     assert POSTGRES[-1] == (9, JOB_QUEUE.format(real="DOUBLE PRECISION"))
+
+
+def test_a_model_that_does_not_answer_in_time_is_tried_again_later(
+    make: Callable[..., Hindsight], server: FakeLLM
+) -> None:
+    hs = make(llm_timeout_seconds=0.2)
+    hs.retain(ALICE, "I sing in a choir.")
+    server.script(Reply(body=openai_answer(memories()).body, delay=1.0))
+    hs.run_jobs()
+    [job] = hs.jobs(ALICE).jobs
+    assert (job.state, job.attempts) == ("pending", 1)
+    assert "no answer within 0.2 s" in (job.error or "")
+    assert derived(hs) == []
+    [row] = hs.usage(ALICE)
+    assert (row.calls, row.failures) == (1, 1)

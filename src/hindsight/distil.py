@@ -93,6 +93,15 @@ class Distil:
 
     @staticmethod
     def lessons(owner: str) -> Callable[[StoreKnown], list[Memory]]:
-        """What lesson drafts are reconciled with: the owner's current lessons."""
-        flt = Filter(owners=[owner], kinds=[Kind.REFLECTION])
-        return lambda known: list(known.store.iterate(flt))
+        """What lesson drafts are reconciled with: the owner's current lessons and topic
+        digests (summaries of no one session)."""
+        flt = Filter(owners=[owner], kinds=[Kind.REFLECTION, Kind.SUMMARY])
+
+        def current(known: StoreKnown) -> list[Memory]:
+            return [
+                m
+                for m in known.store.iterate(flt)
+                if m.kind is Kind.REFLECTION or str(m.metadata.get("key")).startswith("digest:")
+            ]
+
+        return current

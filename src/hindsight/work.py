@@ -295,10 +295,11 @@ class Work:
         pool = self._inputs(job)
         if not pool:
             return {"note": "its memories were forgotten"}
+        flt = Filter(owners=[job.owner], kinds=[Kind.REFLECTION, Kind.SUMMARY])
         known = [
             m
-            for m in self.store.iterate(Filter(owners=[job.owner], kinds=[Kind.REFLECTION]))
-            if m.metadata.get("lesson") == "llm"
+            for m in self.store.iterate(flt)
+            if "llm" in (m.metadata.get("lesson"), m.metadata.get("digest"))
         ]
         prompt = distil_prompts.lesson_messages(pool, known, zone=self.zone)
         answer = self.meter.structured(

@@ -9,6 +9,10 @@ turn a pool of memories into lessons, each resting on memories the model was sho
 (by label; any other label is dropped, and a lesson without evidence with it) and
 kept only above ``min_importance``; a lesson's key comes from the model, which is
 shown the lessons it drafted before so that it names the same lesson the same way.
+The same answer holds topic digests: what was said about one subject across
+sessions, in order, a ``summary`` under the key ``digest:<topic>`` derived from every
+memory it draws on (at least two), so a question asking for a summary or an order
+of events finds them all in one memory.
 """
 
 from __future__ import annotations
@@ -63,9 +67,27 @@ LESSON_SCHEMA: Final[dict[str, Any]] = {
                 "required": ["key", "lesson", "importance", "evidence"],
                 "additionalProperties": False,
             },
-        }
+        },
+        "digests": {
+            "type": "array",
+            "maxItems": 6,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "topic": {"type": "string", "minLength": 2, "maxLength": 80},
+                    "digest": {"type": "string", "minLength": 10, "maxLength": MAX_SUMMARY_CHARS},
+                    "evidence": {  # at least two, or it is dropped (not the answer)
+                        "type": "array",
+                        "maxItems": 40,
+                        "items": {"type": "string", "maxLength": 12},
+                    },
+                },
+                "required": ["topic", "digest", "evidence"],
+                "additionalProperties": False,
+            },
+        },
     },
-    "required": ["lessons"],
+    "required": ["lessons", "digests"],
     "additionalProperties": False,
 }
 _SUMMARY_SYSTEM: Final = (
@@ -81,7 +103,11 @@ _LESSON_SYSTEM: Final = (
     "circumstance). Each lesson: a short key naming it (snake_case), one or two sentences, "
     "an importance from 0 to 1 (how much it should change what the assistant does), and "
     "the labels of the memories it rests on. Only what the memories show; no lesson is "
-    'fine: answer {"lessons": []}. Reuse the key of a known lesson when it is the same lesson.'
+    "fine. Reuse the key of a known lesson when it is the same lesson. Then, for each "
+    "subject the user came back to across sessions (a project, a trip, a person, a "
+    "problem), a digest: what was said about it, in the order it happened, with dates, "
+    "and the labels of every memory it draws on; reuse the topic of a known digest when "
+    'it is the same subject. Answer {"lessons": [], "digests": []} when there is none.'
 )
 
 
@@ -136,9 +162,12 @@ def lesson_messages(
     shown = {f"m{i}": m for i, m in enumerate(latest, start=1)}
     lines = [_line(label, m, zone) for label, m in shown.items()]
     prompt = "Memories:\n" + "\n".join(lines)
-    if known:
-        lessons = [f"{m.metadata.get('llm_key')}: {m.content}" for m in known]
+    lessons = [f"{m.metadata['llm_key']}: {m.content}" for m in known if m.kind is Kind.REFLECTION]
+    digests = [m.metadata["llm_key"] for m in known if m.kind is Kind.SUMMARY]
+    if lessons:
         prompt += "\n\nKnown lessons:\n" + "\n".join(lessons)
+    if digests:
+        prompt += "\n\nKnown digests (topics): " + ", ".join(digests)
     return LessonPrompt((Message("system", _LESSON_SYSTEM), Message("user", prompt)), shown)
 
 
@@ -173,6 +202,28 @@ def lesson_drafts(
                 "lesson": "llm",
                 "llm_key": key,
                 "importance": float(item["importance"]),
+                "generator": generator,
+            },
+        )
+    for item in value.get("digests", []):
+        evidence = [prompt.shown[x] for x in item["evidence"] if x in prompt.shown]
+        key = key_of(item["topic"])
+        if len(evidence) < 2 or key is None:
+            left += 1
+            continue
+        turns = sorted(evidence, key=lambda m: (m.observed_at, m.id))
+        drafts[f"digest:{key}"] = Draft(
+            key=f"digest:{key}",
+            kind=Kind.SUMMARY,
+            content=clip(item["digest"], MAX_SUMMARY_CHARS),
+            evidence=unique(m.id for m in turns),
+            observed_at=turns[-1].observed_at,
+            confidence=0.9,
+            query_hints=(item["topic"].strip(), f"what happened with {item['topic'].strip()}"),
+            metadata={
+                "digest": "llm",
+                "llm_key": key,
+                "sessions": len({m.provenance.session_id for m in turns}),
                 "generator": generator,
             },
         )
