@@ -470,10 +470,16 @@ def test_the_cli_shows_the_queue_and_waits_for_it(
     assert "1 job(s) failed" in run("jobs", "wait", "--timeout", "30", code=1)
     failed = json.loads(run("jobs", "status", "--state", "failed", "--json"))["jobs"]
     assert len(failed) == 1 and "does not exist" in failed[0]["error"]
+    assert json.loads(run("jobs", "retry", "--json")) == {"retried": 1}
+    server.script(openai_answer(memories(fact("User speaks Welsh at home."))))
+    assert run("jobs", "wait").startswith("pending 0  deferred 0  running 0  done 2  failed 0")
+    server.script(error(400, "model m does not exist"))
+    hs.retain(ALICE, "I keep chickens.", session_id="c")
     assert "error: " in run("jobs", "status", "--state", "lost", code=2)
     home = ["--home", str(settings.home)]
     waited = CliRunner().invoke(cli, [*home, "jobs", "wait", "--json"], env=env)
-    assert waited.exit_code == 1 and json.loads(waited.stdout)["done"] == 1
+    assert waited.exit_code == 1
+    assert (json.loads(waited.stdout)["done"], json.loads(waited.stdout)["failed"]) == (2, 1)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)

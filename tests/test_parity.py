@@ -55,10 +55,13 @@ CLI: dict[str, tuple[str, ...]] = {
     "jobs": ("jobs", "status"),
     "run_jobs": ("jobs", "run"),
     "wait_jobs": ("jobs", "wait"),
+    "retry_jobs": ("jobs", "retry"),
 }
 # library method -> REST operation ids (all of them must exist)
 REST: dict[str, set[str]] = {
-    name: {name} for name in CLI if name not in ("purge_expired", "warm", "run_jobs", "wait_jobs")
+    name: {name}
+    for name in CLI
+    if name not in ("purge_expired", "warm", "run_jobs", "wait_jobs", "retry_jobs")
 } | {
     "forget": {"forget", "forget_owner"},  # one id; or an owner's memories by session or time
     "consolidate": {"consolidate"},
@@ -145,7 +148,11 @@ ABSENT: dict[tuple[str, str], str] = {
     ("mcp", "verify_audit"): _AUDITOR + " (a check of the whole log's hash chain)",
     ("mcp", "usage"): _AGENT_TOOLS + " (token counts and bills)",
     **{(interface, "warm"): _WARM for interface in ("rest", "mcp", "client")},
-    **{(i, op): _QUEUE for i in ("rest", "mcp", "client") for op in ("run_jobs", "wait_jobs")},
+    **{
+        (i, op): _QUEUE
+        for i in ("rest", "mcp", "client")
+        for op in ("run_jobs", "wait_jobs", "retry_jobs")
+    },
     ("mcp", "jobs"): _AGENT_TOOLS + " (the state of background work)",
 }
 

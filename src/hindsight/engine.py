@@ -744,6 +744,17 @@ class Hindsight(Conversations):
         self.principal.check_write_all()
         return self._work.run(limit=limit)
 
+    def retry_jobs(self, owner: str | None = None) -> int:
+        """Queue the failed jobs again (of ``owner``, or of every owner), with their
+        attempts reset: after the model's settings were mended. Returns how many."""
+        owners = None
+        if owner is None:
+            self.principal.check_write_all()
+        else:
+            owners = [validate.owner(owner)]
+            self.principal.check_write(owners[0])
+        return self.store.retry_jobs(owners=owners, now=self._now())
+
     def wait_jobs(self, *, timeout: float | None = None) -> dict[str, int]:
         """Run queued jobs (in this thread, beside any worker) until none is pending or
         running, for at most ``timeout`` seconds; returns the count of each state then.

@@ -49,6 +49,20 @@ def status(app: App, owner: str | None, states: tuple[str, ...], limit: int, as_
         )
 
 
+@jobs_group.command("retry")
+@click.option("--owner", metavar="OWNER", help="Only this owner's jobs (default: every owner).")
+@json_option
+@click.pass_obj
+def retry(app: App, owner: str | None, as_json: bool) -> None:
+    """Queue the failed LLM jobs again, their tries reset (after mending the model's
+    settings); `hindsight jobs wait` or a server then runs them."""
+    count = app.engine.retry_jobs(owner)
+    if as_json:
+        emit_json({"retried": count})
+    else:
+        click.echo(f"retried {count} job(s)")
+
+
 @jobs_group.command("wait")
 @click.option(
     "--timeout",

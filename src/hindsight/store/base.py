@@ -475,6 +475,11 @@ class Store(abc.ABC):
         """Queued jobs (of ``owners`` and ``states``, or all), newest first."""
 
     @abc.abstractmethod
+    def retry_jobs(self, *, owners: Sequence[str] | None, now: datetime) -> int:
+        """Put failed jobs (of ``owners``, or all) back to pending, due now, with no
+        attempts counted; returns how many."""
+
+    @abc.abstractmethod
     def job_counts(self, owners: Sequence[str] | None = None) -> dict[str, int]:
         """How many jobs are in each state (of ``owners``, or all); every state named."""
 

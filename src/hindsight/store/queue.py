@@ -127,6 +127,19 @@ def finish(
     return row is not None
 
 
+def retry(db: Database, *, owners: Sequence[str] | None, now: datetime) -> int:
+    where, params = _filter(owners, ["failed"])
+    if where is None:
+        return 0
+    with db.tx() as conn:
+        cursor = conn.execute(
+            "UPDATE job_queue SET state = 'pending', attempts = 0, error = NULL, "
+            f"not_before = ?, updated_at = ? {where}",
+            (now.timestamp(), now.timestamp(), *params),
+        )
+        return int(cursor.rowcount)
+
+
 def read(
     db: Database,
     *,

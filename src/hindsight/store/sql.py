@@ -855,6 +855,9 @@ class SQLStore(Store):
     ) -> list[QueuedJob]:
         return job_queue.read(self.db, owners=owners, states=states, limit=limit)
 
+    def retry_jobs(self, *, owners: Sequence[str] | None, now: datetime) -> int:
+        return job_queue.retry(self.db, owners=owners, now=now)
+
     def job_counts(self, owners: Sequence[str] | None = None) -> dict[str, int]:
         return job_queue.counts(self.db, owners)
 
