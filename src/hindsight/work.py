@@ -1,5 +1,8 @@
-"""Background work kept in the database: LLM extraction, off the write path.
+"""Background work kept in the database: what an LLM does, off the write path.
 
+Three kinds of job: ``extract`` (memories from retained turns), ``summarize`` (the
+model's summary of a session, queued by ``summarize``) and ``reflect`` (lessons and
+topic digests, queued by ``reflect``; :mod:`hindsight.reflect.llm`).
 With an LLM configured (``llm_provider``) and ``llm_extract`` on, every retain keeps
 its turns verbatim and writes what the offline extractor finds at once, as without an
 LLM, and queues one ``extract`` job per ``llm_extract_turns`` turns in the same
@@ -19,7 +22,7 @@ derived from the same turn is folded into the one kept). How a run ends:
   (:class:`~hindsight.errors.LLMBudgetError`); the attempt does not count;
 - ``pending`` again after a backoff (``30 s * 2**attempts``, at most an hour): the
   provider could not be reached or kept failing (429, 5xx, timeouts, after its own
-  retries); ``failed`` once ``llm_job_attempts`` runs have;
+  retries), or the store was busy; ``failed`` once ``llm_job_attempts`` runs have;
 - ``failed``: the answer was invalid even after a retry and was dropped, cut off, or
   the server refused the request (a 4xx): the same input would fail again. Nothing of a
   failed job is stored; the turns and the offline memories stay.
@@ -52,6 +55,7 @@ from hindsight.errors import (
     LLMTransportError,
     LLMTruncatedError,
     NotFoundError,
+    StoreError,
     ValidationError,
 )
 from hindsight.extract import llm as llm_extract
@@ -76,7 +80,8 @@ HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}"
 _BACKOFF: Final = 30.0
 _MAX_BACKOFF: Final = 3_600.0
 _KNOWN: Final = 8  # stored memories shown to the model as ones it may update
-_RETRYABLE: Final = (LLMTransportError, LLMTimeoutError)
+# the provider unreachable or failing after its own retries, or the store busy: later
+_RETRYABLE: Final = (LLMTransportError, LLMTimeoutError, StoreError)
 _FINAL: Final = (LLMOutputError, LLMTruncatedError, LLMRequestError)
 _READ_ROLES: Final = frozenset({"user", "tool"})
 
@@ -237,7 +242,7 @@ class Work:
                 )
         except _FINAL as exc:
             self._finish(job, holder, "failed", error=str(exc))
-        except Exception as exc:  # the write refused, the store failed, a bug: recorded
+        except Exception as exc:  # the guard refused the write, or a bug: recorded
             _log.warning("job %s (%s) failed: %s", job.id, job.operation, exc, exc_info=True)
             self._finish(job, holder, "failed", error=f"{type(exc).__name__}: {exc}")
         else:
