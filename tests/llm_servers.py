@@ -14,7 +14,10 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hindsight import Settings
 
 
 @dataclass
@@ -87,6 +90,22 @@ def anthropic_answer(
             "content": content,
             "stop_reason": stop,
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        }
+    )
+
+
+def configured(settings: Settings, server: FakeLLM, **more: Any) -> Settings:
+    """``settings`` with ``server`` as an OpenAI-protocol provider of model "m": no
+    retries inside a call, no worker thread (a test runs the queue), and ``more``."""
+    return settings.model_copy(
+        update={
+            "llm_provider": "openai",
+            "llm_base_url": server.url + "/v1",
+            "llm_model": "m",
+            "llm_retry_base_seconds": 0.0,
+            "llm_max_retries": 0,
+            "llm_worker": False,
+            **more,
         }
     )
 

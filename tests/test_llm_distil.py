@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llm_servers import FakeLLM, Seen, fake_llm, openai_answer
+from llm_servers import FakeLLM, Seen, configured, fake_llm, openai_answer
 
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
@@ -33,17 +33,8 @@ def server() -> Iterator[FakeLLM]:
 
 @pytest.fixture
 def hs(settings: Settings, server: FakeLLM, embedder: Embeddings) -> Iterator[Hindsight]:
-    configured = settings.model_copy(
-        update={
-            "llm_provider": "openai",
-            "llm_base_url": server.url + "/v1",
-            "llm_model": "m",
-            "llm_max_retries": 0,
-            "llm_extract": False,  # only the jobs under test
-            "llm_worker": False,
-        }
-    )
-    with Hindsight(configured, embedder=embedder) as engine:
+    only = configured(settings, server, llm_extract=False)  # only the jobs under test
+    with Hindsight(only, embedder=embedder) as engine:
         yield engine
 
 

@@ -23,6 +23,7 @@ from llm_servers import (
     Reply,
     Seen,
     anthropic_answer,
+    configured,
     error,
     fake_llm,
     openai_answer,
@@ -70,20 +71,6 @@ def clock() -> Clock:
     return Clock()
 
 
-def llm_settings(settings: Settings, server: FakeLLM, **more: Any) -> Settings:
-    return settings.model_copy(
-        update={
-            "llm_provider": "openai",
-            "llm_base_url": server.url + "/v1",
-            "llm_model": "m",
-            "llm_retry_base_seconds": 0.0,
-            "llm_max_retries": 0,
-            "llm_worker": False,
-            **more,
-        }
-    )
-
-
 @pytest.fixture
 def make(
     settings: Settings, server: FakeLLM, embedder: Embeddings, clock: Clock
@@ -91,7 +78,7 @@ def make(
     engines: list[Hindsight] = []
 
     def make(**more: Any) -> Hindsight:
-        engine = Hindsight(llm_settings(settings, server, **more), embedder=embedder, clock=clock)
+        engine = Hindsight(configured(settings, server, **more), embedder=embedder, clock=clock)
         engines.append(engine)
         return engine
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llm_servers import FakeLLM, Reply, error, fake_llm, openai_answer
+from llm_servers import FakeLLM, Reply, configured, error, fake_llm, openai_answer
 from servers import live_server
 
 from hindsight import Client, Hindsight, Settings
@@ -41,17 +41,10 @@ def server() -> Iterator[FakeLLM]:
 
 @pytest.fixture
 def hs(settings: Settings, server: FakeLLM, embedder: Embeddings) -> Iterator[Hindsight]:
-    configured = settings.model_copy(
-        update={
-            "llm_provider": "openai",
-            "llm_base_url": server.url + "/v1",
-            "llm_model": "m",
-            "llm_max_retries": 0,
-            "llm_extract": False,
-            "llm_expand_timeout_seconds": 5.0,
-        }
-    )
-    with Hindsight(configured, embedder=embedder) as engine:
+    with Hindsight(
+        configured(settings, server, llm_extract=False, llm_expand_timeout_seconds=5.0),
+        embedder=embedder,
+    ) as engine:
         for note in NOTES:
             engine.retain(ALICE, note, kind="fact")
         yield engine
@@ -109,17 +102,9 @@ def test_a_failing_model_leaves_the_plain_recall(
 def test_a_slow_model_is_not_waited_for(
     settings: Settings, server: FakeLLM, embedder: Embeddings
 ) -> None:
-    configured = settings.model_copy(
-        update={
-            "llm_provider": "openai",
-            "llm_base_url": server.url + "/v1",
-            "llm_max_retries": 0,
-            "llm_expand": True,  # every recall expands
-            "llm_expand_timeout_seconds": 0.3,
-        }
-    )
+    every = configured(settings, server, llm_expand=True, llm_expand_timeout_seconds=0.3)
     server.script(Reply(body=split("Dana").body, delay=2.0))
-    with Hindsight(configured, embedder=embedder) as hs:
+    with Hindsight(every, embedder=embedder) as hs:
         hs.retain(ALICE, NOTES[0], kind="fact")
         started = time.monotonic()
         results = hs.recall(ALICE, QUESTION)
