@@ -231,6 +231,12 @@ def _usage(w: World, http: httpx.Client) -> None:
     denied(http.get("/v1/usage"))  # every owner's usage includes bob's
 
 
+def _owners(w: World, http: httpx.Client) -> None:
+    response = http.get("/v1/owners")
+    assert response.status_code == 200 and set(response.json()["owners"]) <= {ALICE}
+    assert BOB not in response.text
+
+
 def _jobs(w: World, http: httpx.Client) -> None:
     denied(http.get("/v1/jobs", params={"owner": BOB}))
     denied(http.get("/v1/jobs"))  # every owner's queue includes bob's
@@ -258,6 +264,7 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "export": _get("/v1/export", owner=BOB),
     "import_records": _import,
     "stats": _stats,
+    "owners": _owners,
     "observe": _post("/v1/sessions/s1/turns", owner=BOB, content="planted"),
     "window": _get("/v1/sessions/s1/turns", owner=BOB),
     "sessions": _get("/v1/sessions", owner=BOB),

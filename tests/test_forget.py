@@ -269,3 +269,16 @@ def test_forgetting_a_middle_value_keeps_one_current_value(hs: Hindsight) -> Non
     assert receipt.restored_ids == []
     assert hs.get(paris).superseded_by == rome and hs.get(paris).valid_to is not None
     assert [m.id for m in hs.list_memories(owner, kinds=["fact"], limit=20)] == [rome]
+
+
+def test_a_dry_run_lists_what_would_go_and_deletes_nothing(hs: Hindsight) -> None:
+    first = hs.retain("user:alice", "I live in Paris and I love jazz.", session_id="s1")
+    hs.retain("user:alice", "I moved to Berlin.", session_id="s2")
+    before = list(hs.export("user:alice"))
+    preview = hs.forget(owner="user:alice", session_id="s1", dry_run=True)
+    assert preview.id == "preview"
+    assert set(first.episodes) | set(first.created) <= {*preview.deleted_ids, *preview.derived_ids}
+    assert list(hs.export("user:alice")) == before  # nothing went
+    assert [e.action for e in hs.audit("user:alice")].count("forget") == 0
+    done = hs.forget(owner="user:alice", session_id="s1")
+    assert (done.deleted_ids, done.derived_ids) == (preview.deleted_ids, preview.derived_ids)

@@ -28,6 +28,7 @@ CLI: dict[str, tuple[str, ...]] = {
     "get": ("show",),
     "list_memories": ("list",),
     "stats": ("stats",),
+    "owners": ("owners",),
     "update": ("update",),
     "forget": ("forget",),
     "feedback": ("feedback",),
@@ -136,6 +137,7 @@ ABSENT: dict[tuple[str, str], str] = {
     ("mcp", "get"): "memory_search returns whole memories with their ids; " + _AGENT_TOOLS,
     ("mcp", "list_memories"): _AGENT_TOOLS + " (paging through everything)",
     ("mcp", "stats"): _AGENT_TOOLS + " (store sizes and counts)",
+    ("mcp", "owners"): _AGENT_TOOLS + " (an agent knows whose memory it works with)",
     ("mcp", "export"): _AGENT_TOOLS + " (bulk data out: an agent's context would drown in it)",
     ("mcp", "import_records"): _AGENT_TOOLS + " (bulk data in)",
     ("mcp", "sessions"): _AGENT_TOOLS + " (an agent knows its own session id)",
@@ -261,6 +263,8 @@ MCP_PARAMETERS: dict[tuple[str, str], str] = {
     ("memory_delete", "until"): "as for owner",
     ("memory_delete", "source"): "as for owner",
     ("memory_delete", "principal"): "as for owner",
+    ("memory_delete", "dry_run"): "a preview is for a person deciding what goes; an agent "
+    "forgets the one memory it names",
     ("session_append", "metadata"): _AGENT_TOOLS,
     ("session_append", "tool_name"): "role 'tool' turns name their tool in the text",
 }

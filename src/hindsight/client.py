@@ -273,6 +273,11 @@ class _Ops:
         return _Call("GET", "/v1/memories", _memories("memories"), params=params)
 
     @staticmethod
+    def owners() -> _Call[list[str]]:
+        """The owners that have memories and that the key may read, sorted."""
+        return _Call("GET", "/v1/owners", lambda data: list(data["owners"]))
+
+    @staticmethod
     def stats(owner: str | None = None) -> _Call[StoreStats]:
         """Counts by kind and status, and the store's size and model."""
         return _Call("GET", "/v1/stats", views.stats_from, params={"owner": owner})
@@ -326,15 +331,15 @@ class _Ops:
         until: datetime | str | None = None,
         source: Source | str | None = None,
         principal: str | None = None,
+        dry_run: bool = False,
     ) -> _Call[ForgetReceipt]:
         """Delete one memory, or an owner's memories: all, or those of one session, period,
         source or writer (``principal``, an API key's name), as given."""
         if memory_id is not None:
             if session_id is not None or since or until or source or principal:
                 raise errors.ValidationError("give a memory id, or an owner with filters, not both")
-            return _Call(
-                "DELETE", _memory_path(memory_id), views.receipt_from, params={"owner": owner}
-            )
+            params = {"owner": owner, "dry_run": dry_run or None}
+            return _Call("DELETE", _memory_path(memory_id), views.receipt_from, params=params)
         if owner is None:
             raise errors.ValidationError("give a memory id or an owner")
         body = {
@@ -344,6 +349,7 @@ class _Ops:
             "until": until,
             "source": _value(source),
             "principal": principal,
+            "dry_run": dry_run,
         }
         return _Call("POST", "/v1/forget", views.receipt_from, body=body)
 
@@ -709,6 +715,7 @@ class Client(_Transport):
     audit = _sync(_Ops.audit)
     verify_audit = _sync(_Ops.verify_audit)
     usage = _sync(_Ops.usage)
+    owners = _sync(_Ops.owners)
     jobs = _sync(_Ops.jobs)
 
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
@@ -803,6 +810,7 @@ class AsyncClient(_Transport):
     audit = _async(_Ops.audit)
     verify_audit = _async(_Ops.verify_audit)
     usage = _async(_Ops.usage)
+    owners = _async(_Ops.owners)
     jobs = _async(_Ops.jobs)
 
     async def export(

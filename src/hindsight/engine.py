@@ -445,6 +445,10 @@ class Hindsight(Conversations):
         self._live(flt, self._now())
         return self.store.list_memories(flt, limit=limit, offset=validate.offset(offset))
 
+    def owners(self) -> list[str]:
+        """The owners that have memories and that the caller may read, sorted."""
+        return [o for o in self.store.owners() if self.principal.can_read(o)]
+
     def stats(self, owner: str | None = None) -> StoreStats:
         """Counts by kind and status, the store's size and model: of one owner, or (for a
         caller that reads every owner) of all."""
@@ -532,6 +536,7 @@ class Hindsight(Conversations):
         until: datetime | str | None = None,
         source: Source | str | None = None,
         principal: str | None = None,
+        dry_run: bool = False,
     ) -> ForgetReceipt:
         """Delete one memory, or an owner's memories: all, or those of one session, period
         (of ``observed_at``), source or writer (``principal``, an API key's name), as given.
@@ -541,7 +546,12 @@ class Hindsight(Conversations):
         drew on one of them; the receipt lists it all. A value a forgotten memory had
         superseded is current again (``receipt.restored_ids``): forgetting "I moved to
         Berlin" leaves the owner living in Paris, not nowhere.
+
+        With ``dry_run`` nothing is deleted or logged: the receipt (id ``"preview"``)
+        lists what would go.
         """
+        if not isinstance(dry_run, bool):
+            raise ValidationError("dry_run must be true or false")
         criteria: dict[str, Any]
         if memory_id is not None:
             if session_id is not None or since or until or source or principal:
@@ -580,7 +590,7 @@ class Hindsight(Conversations):
                 **({"source": flt.sources[0].value} if flt.sources else {}),
                 **({"principal": flt.principal} if flt.principal is not None else {}),
             }
-            if since is None and until is None and source is None and principal is None:
+            if not dry_run and not (since or until or source or principal):
                 self._sessions.clear(owner, session_id)
         return erase(
             self.store,
@@ -590,6 +600,7 @@ class Hindsight(Conversations):
             principal=self.principal.name,
             at=self._now(),
             audit=self.settings.audit,
+            dry_run=dry_run,
         )
 
     # -- the lifecycle (hindsight.lifecycle) ----------------------------------------------

@@ -28,6 +28,7 @@ from hindsight.api.schemas import (
     MemoryOut,
     MemoryPage,
     OwnerQuery,
+    OwnersOut,
     RecallHit,
     RecallIn,
     RecallOut,
@@ -155,12 +156,14 @@ async def forget(
     ctx: Context,
     memory_id: str,
     owner: Annotated[str | None, Query(json_schema_extra=OWNER_RULE)] = None,
+    dry_run: bool = False,
 ) -> ReceiptOut:
     """Delete one memory and what was derived only from it; returns the receipt.
 
     With ``owner``, the memory must be that owner's (else 404, as for an unknown id).
+    With ``dry_run``, nothing is deleted: the receipt (id ``preview``) lists what would go.
     """
-    return ReceiptOut.of(await ctx.call(ctx.hs.forget, memory_id, owner=owner))
+    return ReceiptOut.of(await ctx.call(ctx.hs.forget, memory_id, owner=owner, dry_run=dry_run))
 
 
 @routes("POST", "/memories/{memory_id}/pin")
@@ -205,6 +208,7 @@ async def forget_owner(ctx: Context, body: ForgetIn) -> ReceiptOut:
         until=body.until,
         source=body.source,
         principal=body.principal,
+        dry_run=body.dry_run,
     )
     return ReceiptOut.of(receipt)
 
@@ -252,6 +256,12 @@ async def import_records(
     """
     counts = await ctx.call(ctx.hs.import_records, body.records, request_id=idempotency_key)
     return ImportOut(imported=counts["imported"], skipped=counts["skipped"])
+
+
+@routes("GET", "/owners")
+async def owners(ctx: Context) -> OwnersOut:
+    """The owners that have memories and that the caller's key may read, sorted."""
+    return OwnersOut(owners=await ctx.call(ctx.hs.owners))
 
 
 @routes("GET", "/stats")

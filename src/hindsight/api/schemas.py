@@ -287,6 +287,9 @@ class ForgetIn(_In):
     principal: str | None = Field(
         default=None, description="Only memories this writer (an API key's name) wrote."
     )
+    dry_run: bool = Field(
+        default=False, description="Delete nothing: the receipt (id 'preview') lists what would go."
+    )
 
 
 class ReceiptOut(BaseModel):
@@ -312,6 +315,10 @@ class ImportIn(_In):
 class ImportOut(BaseModel):
     imported: int
     skipped: int
+
+
+class OwnersOut(BaseModel):
+    owners: list[str] = Field(description="Owners with memories that the key may read.")
 
 
 class StatsOut(BaseModel):

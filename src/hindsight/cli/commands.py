@@ -347,6 +347,19 @@ def show(app: App, as_json: bool, memory_id: str) -> None:
 
 
 @cli.command()
+@json_option
+@click.pass_obj
+def owners(app: App, as_json: bool) -> None:
+    """List the owners that have memories (those the caller may read)."""
+    names = app.engine.owners()
+    if as_json:
+        emit_json({"owners": names})
+    else:
+        for name in names:
+            click.echo(name)
+
+
+@cli.command()
 @click.option("--owner", metavar="OWNER", help="Only this owner's memories.")
 @json_option
 @click.pass_obj

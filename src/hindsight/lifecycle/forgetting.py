@@ -21,11 +21,15 @@ def erase(
     principal: str,
     at: datetime,
     audit: bool = True,
+    dry_run: bool = False,
 ) -> ForgetReceipt:
     """Delete ``ids`` and what was derived only from them (and any summary or reflection
     that drew on one of them); returns the receipt. What a deleted memory had superseded
-    is current again (``receipt.restored_ids``)."""
+    is current again (``receipt.restored_ids``). With ``dry_run``, nothing is deleted:
+    the receipt, of id ``"preview"``, lists what would go."""
     derived = store.derived_closure(ids, quoting=(Kind.SUMMARY, Kind.REFLECTION))
+    if dry_run:
+        return ForgetReceipt("preview", list(ids), derived, at, criteria)
     receipt_id = new_id("r")
     receipt = {
         "id": receipt_id,
