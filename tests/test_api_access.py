@@ -76,7 +76,10 @@ class World:
         recalled = ("last_accessed_at", "access_count")
         return (
             [{k: v for k, v in m.items() if k not in recalled} for m in self.hs.export(BOB)],
-            self.hs.review_queue(BOB),
+            [
+                (i.memory.id, i.memory.status, [c.id for c in i.conflicts])
+                for i in self.hs.review_queue(BOB)
+            ],
             self.hs.sessions(BOB),
             self.hs.window(BOB, "s1"),
         )
@@ -242,6 +245,41 @@ def _jobs(w: World, http: httpx.Client) -> None:
     denied(http.get("/v1/jobs"))  # every owner's queue includes bob's
 
 
+def _console(w: World, http: httpx.Client) -> None:
+    """The console, signed in with alice's key (its cookie): every page and change of
+    bob's is refused, and none shows his memory."""
+    http.cookies.set("hindsight_key", ALICE_KEY)
+    token = http.get("/ui/").cookies.get("hindsight_csrf") or ""
+    http.cookies.set("hindsight_csrf", token)
+    for path in (
+        f"/ui/memories?owner={BOB}",
+        f"/ui/memory?id={w.bob_id}",
+        f"/ui/recall?owner={BOB}&q=locker+code",
+        f"/ui/sessions?owner={BOB}",
+        f"/ui/review?owner={BOB}",
+        f"/ui/audit?owner={BOB}",
+        f"/ui/forget?owner={BOB}",
+        f"/ui/audit.jsonl?owner={BOB}",
+    ):
+        response = http.get(path)
+        assert response.status_code in (400, 403, 404), path
+        assert CODE not in response.text and "penicillin" not in response.text, path
+    for path, form in (
+        ("/ui/memory/forget", {"id": w.bob_id}),
+        ("/ui/memory/edit", {"id": w.bob_id, "content": "changed"}),
+        ("/ui/memory/pin", {"id": w.bob_id}),
+        ("/ui/memory/feedback", {"id": w.bob_id, "useful": "yes"}),
+        ("/ui/forget", {"owner": BOB}),
+        ("/ui/sessions/consolidate", {"owner": BOB, "sid": "s1"}),
+        ("/ui/sessions/close", {"owner": BOB, "sid": "s1"}),
+        ("/ui/review/decide", {"id": w.bob_held, "decision": "approve"}),
+    ):
+        response = http.post(path, data={**form, "csrf": token})
+        assert response.status_code in (400, 403, 404), path
+        assert CODE not in response.text, path
+    assert CODE not in http.get("/ui/").text
+
+
 def _post(path: str, **body: Any) -> Callable[[World, httpx.Client], None]:
     return lambda w, http: denied(http.post(path, json=body))
 
@@ -284,6 +322,7 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "restore": _by_id_at("POST", "restore"),
     "maintain": _post("/v1/maintain"),  # a pass over every owner needs a key for all
     "mcp": _mcp,
+    "console": _console,
 }
 # Routes open to every caller, with why; each is checked to reveal no owner's data.
 PUBLIC: dict[str, str] = {

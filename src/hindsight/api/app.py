@@ -24,6 +24,7 @@ from hindsight.api.limits import BodyLimitMiddleware
 from hindsight.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from hindsight.api.schemas import ErrorBody, HealthOut
 from hindsight.config import Settings
+from hindsight.console import create_console
 from hindsight.engine import Hindsight
 from hindsight.errors import StoreError, ValidationError
 
@@ -118,6 +119,7 @@ def create_app(
         routes.add_to(app)
     if mcp_app is not None:
         app.mount("/mcp", mcp_app, name="mcp")
+    app.mount("/ui", create_console(hs, keyring=keyring, metrics=app.state.metrics), name="console")
     # The last added runs first: count every request, then refuse oversized bodies.
     app.add_middleware(BodyLimitMiddleware, max_bytes=hs.settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)

@@ -127,6 +127,9 @@ class App:
     home: Path | None
     quiet: bool
     _engine: Hindsight | None = None
+    # a server runs the LLM job queue in a worker thread; a command, over in a moment,
+    # must not wait for a model on its way out (`hindsight jobs wait` runs the queue)
+    worker: bool = False
 
     def settings(self, home: Path | None = None) -> Settings:
         home = home or self.home
@@ -135,9 +138,10 @@ class App:
     @property
     def engine(self) -> Hindsight:
         if self._engine is None:
-            # no worker thread: a command is over in a moment, and must not wait for a
-            # model on its way out; `hindsight jobs wait` or a server runs the queue
-            self._engine = Hindsight(self.settings().model_copy(update={"llm_worker": False}))
+            settings = self.settings()
+            if not self.worker:
+                settings = settings.model_copy(update={"llm_worker": False})
+            self._engine = Hindsight(settings)
         return self._engine
 
     def close(self) -> None:

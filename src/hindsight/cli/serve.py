@@ -39,7 +39,7 @@ def _require_server_extra() -> None:
 )
 @click.pass_obj
 def serve(app: App, host: str, port: int) -> None:
-    """Serve the REST API, and MCP over streamable HTTP at /mcp.
+    """Serve the REST API, MCP over streamable HTTP at /mcp, and the console at /ui/.
 
     On loopback with no key file every caller is trusted. With
     HINDSIGHT_API_KEYS_FILE set, each request needs 'Authorization: Bearer <key>'
@@ -51,6 +51,7 @@ def serve(app: App, host: str, port: int) -> None:
     from hindsight.api import create_app, keyring_for
 
     keyring = keyring_for(app.settings(), host=host)
+    app.worker = True  # the server runs the LLM job queue
     hs = app.engine
     api = create_app(hs, keyring=keyring)
     access = f"on ({len(keyring)} keys)" if keyring is not None else "off (trusted loopback)"
@@ -70,4 +71,5 @@ def mcp(app: App) -> None:
     _require_server_extra()
     from hindsight import mcpserver
 
+    app.worker = True  # a long-lived server: it runs the LLM job queue
     mcpserver.run_stdio(app.engine)
