@@ -572,8 +572,10 @@ async def review(call: Call) -> Response:
     body = form(
         "/ui/review/decide",
         call.csrf,
-        Html('<p><label class="inline"><input type="checkbox" data-select-all="id"> '
-             "select all</label></p>"),
+        Html(
+            '<p><label class="inline"><input type="checkbox" data-select-all="id"> '
+            "select all</label></p>"
+        ),
         table(
             ["", "held memory", "owner", "why", "conflicts with", "source"],
             rows,
