@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hindsight.console import pages
+from hindsight.console import actions, pages
 from hindsight.console.call import CSRF_COOKIE, KEY_COOKIE, Call, safe_next
 from hindsight.errors import AccessError, AuthenticationError, HindsightError, NotFoundError
 
@@ -53,6 +53,31 @@ HEADERS: Final = {
 }
 
 Handler = Callable[[Call], Awaitable[Response]]
+GETS: Final[dict[str, Handler]] = {
+    "/": pages.home,
+    "/login": pages.login,
+    "/memories": pages.memories,
+    "/memory": pages.memory,
+    "/recall": pages.recall,
+    "/sessions": pages.sessions,
+    "/review": pages.review,
+    "/audit": pages.audit,
+    "/audit.jsonl": pages.audit_export,
+    "/forget": pages.forget,
+}
+POSTS: Final[dict[str, Handler]] = {
+    "/login": actions.sign_in,
+    "/logout": actions.sign_out,
+    "/memory/edit": actions.edit,
+    "/memory/pin": actions.pin,
+    "/memory/unpin": actions.unpin,
+    "/memory/feedback": actions.feedback,
+    "/memory/forget": actions.forget_one,
+    "/sessions/consolidate": actions.consolidate,
+    "/sessions/close": actions.close,
+    "/review/decide": actions.decide,
+    "/forget": actions.forget_many,
+}
 
 
 class SecurityHeaders:
@@ -92,7 +117,7 @@ def create_console(
                     return refused
             caller, who = _caller(request, hs, keyring)
             if caller is None:
-                if handler is pages.login or handler is pages.sign_in:
+                if handler is pages.login or handler is actions.sign_in:
                     call = Call(request, hs, None, csrf)
                     return _with_csrf(await handler(call), request, csrf)
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -111,11 +136,11 @@ def create_console(
         return endpoint
 
     routes: list[BaseRoute] = [
-        Route(path, guarded(handler), methods=["GET"]) for path, handler in pages.GETS.items()
+        Route(path, guarded(handler), methods=["GET"]) for path, handler in GETS.items()
     ]
     routes += [
         Route(path, guarded(handler, post=True), methods=["POST"])
-        for path, handler in pages.POSTS.items()
+        for path, handler in POSTS.items()
     ]
     static = importlib.resources.files("hindsight.console") / "static"
     routes.append(Mount("/static", StaticFiles(directory=str(static)), name="console-static"))

@@ -4,13 +4,13 @@ as the signed-in caller: a page shows only what the caller's key may read."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, cast
 
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 from hindsight import views
-from hindsight.console.call import Call, safe_next, sign_in_cookie
+from hindsight.console.call import Call, safe_next
 from hindsight.console.markup import (
     Html,
     bars,
@@ -27,7 +27,7 @@ from hindsight.console.markup import (
     tag,
     url,
 )
-from hindsight.errors import AuthenticationError, HindsightError, ValidationError
+from hindsight.errors import HindsightError
 from hindsight.models import ForgetReceipt, Kind, Memory, RecallResult, Source, Status
 
 PAGE: Final = 50  # memories a page
@@ -79,30 +79,6 @@ async def login(call: Call) -> Response:
         "this browser sends to this console only.",
     )
     return call.html("Sign in", join([intro, body]))
-
-
-async def sign_in(call: Call) -> Response:
-    data = await call.form()
-    key = (data.get("key") or [""])[0].strip()
-    nxt = safe_next((data.get("next") or ["/ui/"])[0])
-    keyring = call.request.app.state.keyring
-    if keyring is None:
-        return RedirectResponse("/ui/", status_code=303)
-    try:
-        keyring.authenticate(key)
-    except AuthenticationError as exc:
-        return call.html(
-            "Sign in", join([problem(exc), tag("p", link("Try again", "/ui/login"))]), status=401
-        )
-    response = RedirectResponse(nxt, status_code=303)
-    sign_in_cookie(response, call.request, key)
-    return response
-
-
-async def sign_out(call: Call) -> Response:
-    response = RedirectResponse("/ui/login", status_code=303)
-    sign_in_cookie(response, call.request, None)
-    return response
 
 
 # -- owners and stats ------------------------------------------------------------------------
@@ -342,71 +318,6 @@ def _parents(call: Call, m: Memory) -> list[Memory]:
     return out
 
 
-async def _post_id(call: Call) -> tuple[str, dict[str, list[str]]]:
-    data = await call.form()
-    memory_id = (data.get("id") or [""])[0]
-    if not memory_id:
-        raise ValidationError("no memory id was sent")
-    return memory_id, data
-
-
-def _back(memory_id: str, done: str) -> Response:
-    return RedirectResponse(url("/ui/memory", id=memory_id, done=done), status_code=303)
-
-
-async def edit(call: Call) -> Response:
-    memory_id, data = await _post_id(call)
-    await call.run(call.hs.update, memory_id, content=(data.get("content") or [""])[0])
-    return _back(memory_id, "Saved: the new content is re-embedded.")
-
-
-async def pin(call: Call) -> Response:
-    memory_id, _ = await _post_id(call)
-    await call.run(call.hs.pin, memory_id)
-    return _back(memory_id, "Pinned: it neither decays nor is archived.")
-
-
-async def unpin(call: Call) -> Response:
-    memory_id, _ = await _post_id(call)
-    await call.run(call.hs.unpin, memory_id)
-    return _back(memory_id, "Unpinned.")
-
-
-async def feedback(call: Call) -> Response:
-    memory_id, data = await _post_id(call)
-    useful = (data.get("useful") or [""])[0] == "yes"
-    m = cast(Memory, await call.run(call.hs.feedback, memory_id, useful))
-    return _back(memory_id, f"Thanks: its confidence is now {m.confidence:.2f}.")
-
-
-async def forget_one(call: Call) -> Response:
-    memory_id, _ = await _post_id(call)
-    receipt = cast(ForgetReceipt, await call.run(call.hs.forget, memory_id))
-    return call.html("Forgotten", _receipt(receipt), notice="Forgotten. Keep the receipt.")
-
-
-def _receipt(r: ForgetReceipt) -> Html:
-    return join(
-        [
-            definitions(
-                [
-                    ("receipt", tag("code", r.id)),
-                    ("at", r.at),
-                    ("criteria", json.dumps(views.receipt(r)["criteria"], default=str)),
-                    ("deleted", len(r.deleted_ids)),
-                    ("derived, deleted with them", len(r.derived_ids)),
-                    ("made current again", len(r.restored_ids)),
-                ]
-            ),
-            tag(
-                "details",
-                tag("summary", "Ids"),
-                tag("pre", "\n".join([*r.deleted_ids, *r.derived_ids])),
-            ),
-        ]
-    )
-
-
 # -- recall playground ------------------------------------------------------------------------
 async def recall(call: Call) -> Response:
     owners = await _owners(call)
@@ -521,22 +432,6 @@ async def sessions(call: Call) -> Response:
     return call.html(f"Sessions of {owner}", body, active="Sessions", notice=call.arg("done"))
 
 
-async def _session_action(call: Call, fn: Callable[..., object], done: str) -> Response:
-    data = await call.form()
-    owner, sid = (data.get("owner") or [""])[0], (data.get("sid") or [""])[0]
-    result = cast(Any, await call.run(fn, owner, sid))
-    note = f"{done}: {len(result.episodes)} turn(s) kept, {len(result.created)} memories made."
-    return RedirectResponse(url("/ui/sessions", owner=owner, done=note), status_code=303)
-
-
-async def consolidate(call: Call) -> Response:
-    return await _session_action(call, call.hs.consolidate, "Moved")
-
-
-async def close(call: Call) -> Response:
-    return await _session_action(call, call.hs.close_session, "Closed")
-
-
 # -- review queue -----------------------------------------------------------------------------
 async def review(call: Call) -> Response:
     owner = call.arg("owner")
@@ -589,19 +484,6 @@ async def review(call: Call) -> Response:
         ),
     )
     return call.html("Review queue", body, active="Review", notice=call.arg("done"))
-
-
-async def decide(call: Call) -> Response:
-    data = await call.form()
-    ids = data.get("id") or []
-    decision = (data.get("decision") or [""])[0]
-    if decision not in ("approve", "reject") or not ids:
-        raise ValidationError("choose memories, then approve or reject")
-    for memory_id in ids:
-        fn = call.hs.approve if decision == "approve" else call.hs.reject
-        await call.run(fn, memory_id)
-    done = f"{'Approved' if decision == 'approve' else 'Rejected'} {len(ids)}."
-    return RedirectResponse(url("/ui/review", done=done), status_code=303)
 
 
 # -- audit log --------------------------------------------------------------------------------
@@ -679,15 +561,15 @@ async def audit_export(call: Call) -> Response:
 
 
 # -- forgetting by filter ---------------------------------------------------------------------
-_FORGET_FILTERS: Final = ("owner", "session_id", "since", "until", "source", "principal")
+FORGET_FILTERS: Final = ("owner", "session_id", "since", "until", "source", "principal")
 
 
-def _forget_args(values: dict[str, str | None]) -> dict[str, str | None]:
-    return {k: values.get(k) or None for k in _FORGET_FILTERS}
+def forget_args(values: dict[str, str | None]) -> dict[str, str | None]:
+    return {k: values.get(k) or None for k in FORGET_FILTERS}
 
 
 async def forget(call: Call) -> Response:
-    args = _forget_args({k: call.arg(k) for k in _FORGET_FILTERS})
+    args = forget_args({k: call.arg(k) for k in FORGET_FILTERS})
     owners = await _owners(call)
     filters = form(
         "/ui/forget",
@@ -743,43 +625,3 @@ async def forget(call: Call) -> Response:
         ]
     )
     return call.html("Forget", body, active="Forget")
-
-
-async def forget_many(call: Call) -> Response:
-    data = await call.form()
-    args = _forget_args({k: (data.get(k) or [""])[0] for k in _FORGET_FILTERS})
-    owner = args.pop("owner")
-    if not owner:
-        raise ValidationError("choose an owner")
-    receipt = cast(ForgetReceipt, await call.run(call.hs.forget, owner=owner, **args))
-    return call.html(
-        "Forgotten", _receipt(receipt), active="Forget", notice="Forgotten. Keep the receipt."
-    )
-
-
-Page = Callable[[Call], Awaitable[Response]]
-GETS: Final[dict[str, Page]] = {
-    "/": home,
-    "/login": login,
-    "/memories": memories,
-    "/memory": memory,
-    "/recall": recall,
-    "/sessions": sessions,
-    "/review": review,
-    "/audit": audit,
-    "/audit.jsonl": audit_export,
-    "/forget": forget,
-}
-POSTS: Final[dict[str, Page]] = {
-    "/login": sign_in,
-    "/logout": sign_out,
-    "/memory/edit": edit,
-    "/memory/pin": pin,
-    "/memory/unpin": unpin,
-    "/memory/feedback": feedback,
-    "/memory/forget": forget_one,
-    "/sessions/consolidate": consolidate,
-    "/sessions/close": close,
-    "/review/decide": decide,
-    "/forget": forget_many,
-}
