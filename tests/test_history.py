@@ -217,3 +217,12 @@ def test_mcp_round_trip(hs: Hindsight) -> None:
     (version,) = _mcp(hs, None, memory_id=held)["versions"]
     assert version["status"] == "pending_review" and version["content"] is None
     assert "penicillin" not in json.dumps(version)
+
+
+def test_history_lists_what_was_derived_from_the_memory(hs: Hindsight) -> None:
+    turn = hs.retain("user:alice", "I live in Paris and I love jazz.", session_id="s1")
+    h = hs.history(turn.episodes[0])
+    assert {m.id for m in h.derived} == set(turn.created)
+    assert all(m.provenance.derived_from == turn.episodes for m in h.derived)
+    assert hs.history(turn.created[0]).derived == []  # a fact: nothing drawn from it
+    assert views.history_from(views.history(h)).derived == h.derived  # and over the wire

@@ -26,6 +26,7 @@ from hindsight.store import AuditEntry, Store
 MAX_VERSIONS: Final = 1_000
 """Versions a history walks at most (a chain this long is a runaway writer's)."""
 MAX_EVENTS: Final = 10_000
+MAX_DERIVED: Final = 200
 _CREATING: Final = frozenset({"retain", "consolidate", "summarize", "reflect", "observe"})
 _SAME_MOMENT: Final = timedelta(milliseconds=1)  # a row's times and its entry's, as stored
 
@@ -58,6 +59,9 @@ class History:
 
     memory_id: str
     versions: list[Version]
+    # what was derived from the memory asked about (the owner's, at most MAX_DERIVED):
+    # a turn's facts, a summary or lesson drawing on it
+    derived: list[Memory] = field(default_factory=list)
 
     @property
     def current(self) -> Memory | None:
@@ -71,7 +75,10 @@ def versions(store: Store, memory: Memory) -> History:
     chain = _chain(store, memory)
     entries = store.audit_about(memory.owner, [m.id for m in chain], limit=MAX_EVENTS)
     versions = [Version(m, _events(m, entries, chain)) for m in chain]
-    return History(memory.id, versions)
+    derived = [m for m in store.children([memory.id]) if m.owner == memory.owner]
+    return History(
+        memory.id, versions, sorted(derived, key=lambda m: (m.created_at, m.id))[:MAX_DERIVED]
+    )
 
 
 def _chain(store: Store, start: Memory) -> list[Memory]:

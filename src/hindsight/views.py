@@ -208,6 +208,7 @@ def history(h: History) -> JSON:
             {"memory": memory(v.memory), "events": [history_event(e) for e in v.events]}
             for v in h.versions
         ],
+        "derived": [memory(m) for m in h.derived],
     }
 
 
@@ -231,6 +232,7 @@ def history_from(data: Mapping[str, Any]) -> History:
             )
             for v in data["versions"]
         ],
+        derived=[memory_from(m) for m in data.get("derived", [])],
     )
 
 

@@ -367,6 +367,11 @@ class VersionOut(BaseModel):
 class HistoryOut(BaseModel):
     memory_id: str = Field(description="The memory asked about: one of the versions.")
     versions: list[VersionOut] = Field(description="Oldest first.")
+    derived: list[MemoryOut] = Field(
+        default_factory=list,
+        description="What was derived from the memory asked about: a turn's facts, a "
+        "summary or lesson drawing on it.",
+    )
 
     @classmethod
     def of(cls, h: History) -> HistoryOut:

@@ -67,10 +67,15 @@ def _print_version(n: int, v: Version, asked: str) -> None:
 @click.argument("memory_id", metavar="ID")
 @click.pass_obj
 def history(app: App, as_json: bool, memory_id: str) -> None:
-    """Show the versions of memory ID, oldest first, and who changed what and when."""
+    """Show the versions of memory ID, oldest first, who changed what and when, and
+    what was derived from it."""
     found = app.engine.history(memory_id)
     if as_json:
         emit_json(views.history(found))
         return
     for n, version in enumerate(found.versions, start=1):
         _print_version(n, version, found.memory_id)
+    if found.derived:
+        click.echo("derived from it:")
+        for m in found.derived:
+            click.echo(f"    {m.id}  [{m.kind.value}] {short(m.content, 90)}")

@@ -242,10 +242,18 @@ async def memory(call: Call) -> Response:
             ("id", tag("code", m.id)),
         ]
     )
-    derived = (
-        table(["derived from", "kind"], [[_memory_link(p), p.kind.value] for p in parents])
-        if parents
-        else tag("p", "Not derived from another memory.", class_="muted")
+    derived = join(
+        [
+            table(["derived from", "kind"], [[_memory_link(p), p.kind.value] for p in parents])
+            if parents
+            else tag("p", "Not derived from another memory.", class_="muted"),
+            table(
+                ["derived from it", "kind", "status"],
+                [[_memory_link(d), d.kind.value, d.status.value] for d in history.derived],
+            )
+            if history.derived
+            else tag("p", "Nothing was derived from it.", class_="muted"),
+        ]
     )
     versions = table(
         ["version", "content", "events"],
