@@ -226,3 +226,11 @@ def test_history_lists_what_was_derived_from_the_memory(hs: Hindsight) -> None:
     assert all(m.provenance.derived_from == turn.episodes for m in h.derived)
     assert hs.history(turn.created[0]).derived == []  # a fact: nothing drawn from it
     assert views.history_from(views.history(h)).derived == h.derived  # and over the wire
+
+
+def test_an_owners_stats_count_its_memories_by_month_learnt_and_kind(hs: Hindsight) -> None:
+    hs.retain("user:alice", "I live in Paris and I love jazz.")
+    stats = hs.stats("user:alice")
+    [(month, kinds)] = stats.by_month.items()
+    assert len(month) == 7 and month[4] == "-" and kinds == stats.by_kind
+    assert sum(kinds.values()) == stats.memories

@@ -242,7 +242,9 @@ def stats(s: StoreStats) -> JSON:
 
 
 def stats_from(data: Mapping[str, Any]) -> StoreStats:
-    return StoreStats(**{f.name: data[f.name] for f in dataclasses.fields(StoreStats)})
+    return StoreStats(
+        **{f.name: data[f.name] for f in dataclasses.fields(StoreStats) if f.name in data}
+    )
 
 
 def turn(t: WorkingTurn) -> JSON:

@@ -330,6 +330,10 @@ class StatsOut(BaseModel):
     embedding_model: str | None
     dimension: int | None
     size_bytes: int
+    by_month: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Of one owner: its memories by the UTC month they were learnt, by kind.",
+    )
 
     @classmethod
     def of(cls, s: StoreStats) -> StatsOut:

@@ -370,10 +370,13 @@ def stats(app: App, owner: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
+    months = data.pop("by_month")
     for key, value in data.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
         click.echo(f"{key + ':':<17}{'-' if value is None else value}")
+    for month, kinds in months.items():  # of one owner
+        click.echo(f"{month:<17}" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
 
 
 @cli.command()

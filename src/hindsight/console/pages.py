@@ -97,8 +97,10 @@ async def home(call: Call) -> Response:
                 f"{stats.size_bytes / 1024:.1f} KiB",
             ]
         )
-        if len(charts) < 6:
+        if len(charts) < 8:
             charts.append(bars(f"{owner}: memories by kind", dict(sorted(stats.by_kind.items()))))
+            monthly = {m: sum(kinds.values()) for m, kinds in list(stats.by_month.items())[-12:]}
+            charts.append(bars(f"{owner}: learnt per month (latest 12)", monthly))
     metrics = getattr(call.request.app.state, "metrics", None)
     latency = _recall_latency(metrics) if metrics is not None else {}
     body = join(

@@ -178,6 +178,9 @@ class StoreStats:
     # the whole store's files; for one owner, its own text and vectors (characters of
     # content, hints and metadata, 4 bytes a vector dimension), which no other owner moves
     size_bytes: int
+    # of one owner: the memories it holds now by the month (UTC, "2026-05") hindsight
+    # learnt them and by kind; empty for the whole store
+    by_month: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 class ResultCache(abc.ABC):

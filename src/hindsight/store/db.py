@@ -105,6 +105,11 @@ class Database(abc.ABC):
         it searches one. A database whose reads take no lock overrides it."""
         return self.lock
 
+    def month_of(self, column: str) -> str:
+        """SQL giving the UTC month ("2026-05") of a time column (seconds since the epoch);
+        PostgreSQL overrides it."""
+        return f"strftime('%Y-%m', {column}, 'unixepoch')"
+
     def among(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """SQL saying "is one of these values", and its parameters (SQLite: ``IN (?, ...)``;
         PostgreSQL overrides it with one array, so the statement's text stays the same)."""

@@ -282,6 +282,9 @@ class PostgresDatabase(Database):
         except psycopg.Error as exc:
             raise StoreError(f"store query failed: {first_line(exc)}") from exc
 
+    def month_of(self, column: str) -> str:
+        return f"to_char(to_timestamp({column}) AT TIME ZONE 'UTC', 'YYYY-MM')"
+
     def among(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return "= ANY(?)", [list(values)]  # one statement text: prepared once, planned once
 

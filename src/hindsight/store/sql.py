@@ -937,6 +937,15 @@ class SQLStore(Store):
         meta = dict(self.db.read("SELECT key, value FROM meta"))
         dimension = int(meta["dimension"]) if "dimension" in meta else None
         memories = sum(by_kind.values())
+        by_month: dict[str, dict[str, int]] = {}
+        if owner:
+            month = self.db.month_of("created_at")
+            for when, kind, n in self.db.read(
+                f"SELECT {month}, kind, count(*) FROM memories WHERE owner = ? "
+                f"GROUP BY {month}, kind ORDER BY 1",
+                (owner,),
+            ):
+                by_month.setdefault(str(when), {})[kind] = int(n)
         if owner:  # its own rows, never the database's size: that moves with others' writes
             text = self.db.read(
                 "SELECT coalesce(sum(length(content) + length(query_hints) + length(metadata)), 0)"
@@ -955,6 +964,7 @@ class SQLStore(Store):
             embedding_model=meta.get("embedding_model"),
             dimension=dimension,
             size_bytes=size,
+            by_month=by_month,
         )
 
 
