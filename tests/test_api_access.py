@@ -260,6 +260,8 @@ def _console(w: World, http: httpx.Client) -> None:
         f"/ui/audit?owner={BOB}",
         f"/ui/forget?owner={BOB}",
         f"/ui/audit.jsonl?owner={BOB}",
+        f"/ui/llm?owner={BOB}",
+        f"/ui/recall?owner={ALICE}&q=locker+code&also={BOB}",
     ):
         response = http.get(path)
         assert response.status_code in (400, 403, 404), path
@@ -273,6 +275,7 @@ def _console(w: World, http: httpx.Client) -> None:
         ("/ui/sessions/consolidate", {"owner": BOB, "sid": "s1"}),
         ("/ui/sessions/close", {"owner": BOB, "sid": "s1"}),
         ("/ui/review/decide", {"id": w.bob_held, "decision": "approve"}),
+        ("/ui/llm/retry", {"owner": BOB}),
     ):
         response = http.post(path, data={**form, "csrf": token})
         assert response.status_code in (400, 403, 404), path

@@ -54,6 +54,8 @@ def token(http: TestClient) -> str:
         "/ui/review",
         "/ui/audit",
         f"/ui/forget?owner={ALICE}&session_id=s2",
+        "/ui/llm",
+        f"/ui/recall?owner={ALICE}&q=jazz&also=user:bob=0.5",
     ],
 )
 def test_every_page_answers_escaped_and_with_its_headers(client: TestClient, path: str) -> None:
@@ -111,3 +113,15 @@ def test_the_forget_preview_deletes_nothing_and_the_confirmation_gives_a_receipt
     assert receipt is not None
     assert hs.list_memories(ALICE, session_id="s1") == []
     assert any(e.action == "forget" for e in hs.audit(ALICE))
+
+
+@pytest.mark.embedded
+def test_the_playground_searches_several_owners_by_weight(
+    client: TestClient, hs: Hindsight
+) -> None:
+    hs.retain("shared:team", "The team plays jazz on Fridays.")
+    page = client.get(f"/ui/recall?owner={ALICE}&q=jazz&also=shared:team=0.5")
+    assert page.status_code == 200
+    assert "of shared:team" in page.text and "owner weight 0.5" in page.text
+    bad = client.get(f"/ui/recall?owner={ALICE}&q=jazz&also=shared:team=lots")
+    assert bad.status_code == 400 and "is not a number" in bad.text

@@ -242,6 +242,9 @@ def test_a_person_finds_corrects_forgets_reviews_and_audits(
     shoot(browser, "audit")
     browser.get(f"{url}/ui/sessions?owner={ALICE}")
     shoot(browser, "sessions")
+    browser.get(f"{url}/ui/llm")
+    assert "Jobs by state" in text(browser)
+    shoot(browser, "llm")
 
     # signing out forgets the key
     go(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Sign out']"))
@@ -251,7 +254,7 @@ def test_a_person_finds_corrects_forgets_reviews_and_audits(
 
 
 PAGES = ("/ui/", "/ui/memories", "/ui/recall?q=locker+code", "/ui/sessions", "/ui/review",
-         "/ui/audit", "/ui/forget")  # fmt: skip
+         "/ui/audit", "/ui/forget", "/ui/llm")  # fmt: skip
 
 
 def test_a_key_scoped_to_one_owner_sees_nothing_of_another(
@@ -269,6 +272,8 @@ def test_a_key_scoped_to_one_owner_sees_nothing_of_another(
         f"/ui/sessions?owner={BOB}",
         f"/ui/forget?owner={BOB}",
         f"/ui/audit?owner={BOB}",
+        f"/ui/llm?owner={BOB}",
+        f"/ui/recall?owner={ALICE}&q=locker&also={BOB}",
     ):
         browser.get(url + path)
         assert "4417" not in browser.page_source, path

@@ -64,6 +64,7 @@ GETS: Final[dict[str, Handler]] = {
     "/audit": pages.audit,
     "/audit.jsonl": pages.audit_export,
     "/forget": pages.forget,
+    "/llm": pages.llm,
 }
 POSTS: Final[dict[str, Handler]] = {
     "/login": actions.sign_in,
@@ -77,6 +78,7 @@ POSTS: Final[dict[str, Handler]] = {
     "/sessions/close": actions.close,
     "/review/decide": actions.decide,
     "/forget": actions.forget_many,
+    "/llm/retry": actions.retry_jobs,
 }
 
 

@@ -145,3 +145,12 @@ async def forget_many(call: Call) -> Response:
     return call.html(
         "Forgotten", _receipt(receipt), active="Forget", notice="Forgotten. Keep the receipt."
     )
+
+
+async def retry_jobs(call: Call) -> Response:
+    data = await call.form()
+    owner = (data.get("owner") or [""])[0] or None
+    count = cast(int, await call.run(call.hs.retry_jobs, owner))
+    return RedirectResponse(
+        url("/ui/llm", owner=owner, done=f"Queued {count} job(s) again."), status_code=303
+    )

@@ -24,6 +24,7 @@ NAV: Final = (
     ("Review", "/ui/review"),
     ("Audit", "/ui/audit"),
     ("Forget", "/ui/forget"),
+    ("LLM", "/ui/llm"),
 )
 
 
@@ -198,6 +199,7 @@ def page(
             ),
             tag(
                 "body",
+                tag("a", "Skip to the content", href="#main", class_="skip"),
                 tag(
                     "header",
                     tag("a", "hindsight", href="/ui/", class_="brand"),

@@ -27,7 +27,7 @@ from hindsight.console.markup import (
     tag,
     url,
 )
-from hindsight.errors import HindsightError
+from hindsight.errors import HindsightError, ValidationError
 from hindsight.models import ForgetReceipt, Kind, Memory, RecallResult, Source, Status
 
 PAGE: Final = 50  # memories a page
@@ -329,6 +329,21 @@ def _parents(call: Call, m: Memory) -> list[Memory]:
 
 
 # -- recall playground ------------------------------------------------------------------------
+def _weights(text: str | None) -> dict[str, float]:
+    """Other owners to search and their weights: "shared:team=0.5, user:bob" (1 when
+    none is given)."""
+    out: dict[str, float] = {}
+    for part in (text or "").split(","):
+        name, _, weight = part.strip().partition("=")
+        if not name:
+            continue
+        try:
+            out[name.strip()] = float(weight) if weight.strip() else 1.0
+        except ValueError:
+            raise ValidationError(f"the weight of {name.strip()!r} is not a number") from None
+    return out
+
+
 async def recall(call: Call) -> Response:
     owners = await _owners(call)
     owner = call.arg("owner") or (owners[0] if owners else None)
@@ -340,6 +355,7 @@ async def recall(call: Call) -> Response:
         _owner_picker(owners, owner),
         field("Query", "q", query or "", type_="search"),
         field("k", "k", k, type_="number", min="1", max="100"),
+        field("Also search", "also", call.arg("also") or "", placeholder="shared:team=0.5"),
         select("Expand (LLM)", "expand", ["yes"], call.arg("expand")),
         button("Recall"),
         method="get",
@@ -351,13 +367,14 @@ async def recall(call: Call) -> Response:
         list[RecallResult],
         await call.run(
             call.hs.recall,
-            owner,
+            {owner: 1.0, **_weights(call.arg("also"))},
             query,
             k=int(k) if k.isdigit() else 10,
             expand=True if call.arg("expand") == "yes" else None,
         ),
     )
     cards = []
+    several = bool(call.arg("also"))
     for i, r in enumerate(found, start=1):
         e = r.explanation
         channels = table(
@@ -372,7 +389,8 @@ async def recall(call: Call) -> Response:
                 tag(
                     "p",
                     f"{r.memory.kind.value}, from {r.memory.provenance.source.value}, "
-                    f"observed {r.memory.observed_at:%Y-%m-%d}",
+                    f"observed {r.memory.observed_at:%Y-%m-%d}"
+                    + (f", of {r.memory.owner}" if several else ""),
                     class_="muted",
                 ),
                 channels,
@@ -635,3 +653,87 @@ async def forget(call: Call) -> Response:
         ]
     )
     return call.html("Forget", body, active="Forget")
+
+
+# -- the LLM layer: its job queue and what it used ----------------------------------------------
+async def llm(call: Call) -> Response:
+    owners = await _owners(call)
+    principal = call.hs.principal
+    everyone = "*" in (*principal.read, *principal.write)
+    owner = call.arg("owner") or (None if everyone else (owners[0] if owners else None))
+    picker = form(
+        "/ui/llm",
+        call.csrf,
+        _owner_picker(owners, owner),
+        button("Show"),
+        method="get",
+        class_="filters",
+    )
+    if owner is None and not everyone:
+        return call.html("LLM work", join([picker, tag("p", "No owner yet.")]), active="LLM")
+    queue = cast(Any, await call.run(call.hs.jobs, owner, limit=50))
+    usage = cast(list[Any], await call.run(call.hs.usage, owner))
+    jobs = table(
+        ["job", "state", "operation", "owner", "tries", "created", "outcome"],
+        [
+            [
+                tag("code", j.id),
+                j.state,
+                j.operation,
+                j.owner,
+                j.attempts,
+                j.created_at,
+                _clip(j.error or json.dumps(j.result or {}, default=str)),
+            ]
+            for j in queue.jobs
+        ],
+        caption="The latest jobs, newest first",
+    )
+    spent = table(
+        [
+            "owner",
+            "operation",
+            "model",
+            "calls",
+            "failed",
+            "dropped",
+            "prompt",
+            "completion",
+            "cost",
+        ],
+        [
+            [
+                r.owner,
+                r.operation,
+                r.model or "-",
+                r.calls,
+                r.failures,
+                r.dropped,
+                r.prompt_tokens,
+                r.completion_tokens,
+                "-" if r.cost is None else f"${r.cost:.4f}",
+            ]
+            for r in usage
+        ],
+        caption="Tokens and cost, since the first call",
+    )
+    retry = (
+        form(
+            "/ui/llm/retry",
+            call.csrf,
+            hidden("owner", owner or ""),
+            button(f"Queue the {queue.counts['failed']} failed job(s) again"),
+        )
+        if queue.counts["failed"]
+        else ""
+    )
+    body = join(
+        [
+            picker,
+            bars("Jobs by state", {k: float(v) for k, v in queue.counts.items()}),
+            retry,
+            jobs,
+            spent,
+        ]
+    )
+    return call.html("LLM work", body, active="LLM", notice=call.arg("done"))
