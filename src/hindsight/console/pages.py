@@ -68,7 +68,7 @@ async def login(call: Call) -> Response:
         call.csrf,
         hidden("next", nxt),
         field(
-            "API key", "key", type_="password", autocomplete="current-password", required="required"
+            "API key", "key", type_="password", required="required"
         ),
         button("Sign in"),
         class_="stack",
@@ -495,14 +495,14 @@ async def review(call: Call) -> Response:
     body = form(
         "/ui/review/decide",
         call.csrf,
-        Html(
-            '<p><label class="inline"><input type="checkbox" data-select-all="id"> '
-            "select all</label></p>"
-        ),
-        table(
-            ["", "held memory", "owner", "why", "conflicts with", "source"],
-            rows,
-            caption=f"{len(rows)} held",
+        tag(
+            "fieldset",
+            tag("legend", f"{len(rows)} held: choose, then decide"),
+            Html(
+                '<p><label class="inline"><input type="checkbox" data-select-all="id"> '
+                "select all</label></p>"
+            ),
+            table(["", "held memory", "owner", "why", "conflicts with", "source"], rows),
         ),
         tag(
             "div",
