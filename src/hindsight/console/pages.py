@@ -67,9 +67,7 @@ async def login(call: Call) -> Response:
         "/ui/login",
         call.csrf,
         hidden("next", nxt),
-        field(
-            "API key", "key", type_="password", required="required"
-        ),
+        field("API key", "key", type_="password", required="required"),
         button("Sign in"),
         class_="stack",
     )
