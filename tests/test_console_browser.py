@@ -4,7 +4,8 @@ chromedriver) against a real ``hindsight serve`` on loopback with API keys.
 A person signs in with a key, finds a memory by search, opens it and sees its history,
 forgets a session and reads the receipt, approves a held memory and finds that
 approval in the audit log; a key scoped to one owner sees nothing of another on any
-page. Every page is saved as a screenshot at 1280 and 390 pixels wide under
+page. Every page is audited by axe-core at 1280 and 390 pixels wide (no serious or
+critical accessibility violation) and saved as a screenshot under
 ``artifacts/console/`` (the README says so), for a person to look at.
 """
 
