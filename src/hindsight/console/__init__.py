@@ -32,7 +32,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight.console import actions, pages
-from hindsight.console.call import CSRF_COOKIE, KEY_COOKIE, Call, safe_next
+from hindsight.console.call import CSRF_COOKIE, KEY_COOKIE, Call, keep_cookie, safe_next
 from hindsight.errors import AccessError, AuthenticationError, HindsightError, NotFoundError
 
 if TYPE_CHECKING:
@@ -190,14 +190,7 @@ async def _refuse_forgery(request: Request) -> Response | None:
 def _with_csrf(response: Response, request: Request, csrf: str) -> Response:
     """Set the CSRF cookie if the browser does not hold it yet."""
     if request.cookies.get(CSRF_COOKIE) != csrf:
-        response.set_cookie(
-            CSRF_COOKIE,
-            csrf,
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-            path="/ui",
-        )
+        keep_cookie(response, request, CSRF_COOKIE, csrf)
     return response
 
 

@@ -59,19 +59,25 @@ class Call:
         )
 
 
-def sign_in_cookie(response: Response, request: Request, key: str | None) -> None:
-    """Keep the key (None: forget it) in the console's cookie."""
-    if key is None:
-        response.delete_cookie(KEY_COOKIE, path="/ui")
+def keep_cookie(response: Response, request: Request, name: str, value: str | None) -> None:
+    """Set a console cookie (None: delete it): HTTP-only, same-site, for ``/ui`` only,
+    and ``Secure`` over HTTPS."""
+    if value is None:
+        response.delete_cookie(name, path="/ui")
         return
     response.set_cookie(
-        KEY_COOKIE,
-        key,
+        name,
+        value,
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
         path="/ui",
     )
+
+
+def sign_in_cookie(response: Response, request: Request, key: str | None) -> None:
+    """Keep the key (None: forget it) in the console's cookie."""
+    keep_cookie(response, request, KEY_COOKIE, key)
 
 
 def safe_next(target: str) -> str:

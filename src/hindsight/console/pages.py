@@ -58,6 +58,23 @@ def _owner_picker(owners: Sequence[str], chosen: str | None) -> Html:
     return select("Owner", "owner", list(owners), chosen)
 
 
+def _owner_form(call: Call, path: str, owners: Sequence[str], chosen: str | None) -> Html:
+    """A form that shows ``path`` for one of ``owners``."""
+    return form(
+        path,
+        call.csrf,
+        _owner_picker(owners, chosen),
+        button("Show"),
+        method="get",
+        class_="filters",
+    )
+
+
+def _reads_all(call: Call) -> bool:
+    """Whether the caller's key reads every owner (else it is asked about its own)."""
+    return "*" in (*call.hs.principal.read, *call.hs.principal.write)
+
+
 # -- signing in ---------------------------------------------------------------------------
 async def login(call: Call) -> Response:
     if call.request.app.state.keyring is None:
@@ -412,14 +429,7 @@ async def recall(call: Call) -> Response:
 async def sessions(call: Call) -> Response:
     owners = await _owners(call)
     owner = call.arg("owner") or (owners[0] if owners else None)
-    picker = form(
-        "/ui/sessions",
-        call.csrf,
-        _owner_picker(owners, owner),
-        button("Show"),
-        method="get",
-        class_="filters",
-    )
+    picker = _owner_form(call, "/ui/sessions", owners, owner)
     if owner is None:
         return call.html("Sessions", picker, active="Sessions")
     live = cast(list[tuple[str, int, int]], await call.run(call.hs.sessions, owner))
@@ -461,8 +471,7 @@ async def sessions(call: Call) -> Response:
 # -- review queue -----------------------------------------------------------------------------
 async def review(call: Call) -> Response:
     owner = call.arg("owner")
-    principal = call.hs.principal
-    if owner is None and "*" not in (*principal.read, *principal.write):
+    if owner is None and not _reads_all(call):
         names: list[str | None] = list(await _owners(call))  # a scoped key: its own owners
     else:
         names = [owner]
@@ -656,17 +665,9 @@ async def forget(call: Call) -> Response:
 # -- the LLM layer: its job queue and what it used ----------------------------------------------
 async def llm(call: Call) -> Response:
     owners = await _owners(call)
-    principal = call.hs.principal
-    everyone = "*" in (*principal.read, *principal.write)
+    everyone = _reads_all(call)
     owner = call.arg("owner") or (None if everyone else (owners[0] if owners else None))
-    picker = form(
-        "/ui/llm",
-        call.csrf,
-        _owner_picker(owners, owner),
-        button("Show"),
-        method="get",
-        class_="filters",
-    )
+    picker = _owner_form(call, "/ui/llm", owners, owner)
     if owner is None and not everyone:
         return call.html("LLM work", join([picker, tag("p", "No owner yet.")]), active="LLM")
     queue = cast(Any, await call.run(call.hs.jobs, owner, limit=50))
