@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, cast
 
 from starlette.responses import RedirectResponse, Response
 
 from hindsight import views
 from hindsight.console.call import Call, safe_next, sign_in_cookie
 from hindsight.console.markup import Html, definitions, join, link, tag, url
-from hindsight.console.pages import FORGET_FILTERS, forget_args, problem
+from hindsight.console.pages import FORGET_FILTERS, forget_args, forgetting, problem
 from hindsight.errors import AuthenticationError, ValidationError
-from hindsight.models import ForgetReceipt, Memory
+from hindsight.models import ForgetReceipt, RetainResult
 
 
 async def sign_in(call: Call) -> Response:
@@ -74,13 +73,13 @@ async def unpin(call: Call) -> Response:
 async def feedback(call: Call) -> Response:
     memory_id, data = await _post_id(call)
     useful = (data.get("useful") or [""])[0] == "yes"
-    m = cast(Memory, await call.run(call.hs.feedback, memory_id, useful))
+    m = await call.run(call.hs.feedback, memory_id, useful)
     return _back(memory_id, f"Thanks: its confidence is now {m.confidence:.2f}.")
 
 
 async def forget_one(call: Call) -> Response:
     memory_id, _ = await _post_id(call)
-    receipt = cast(ForgetReceipt, await call.run(call.hs.forget, memory_id))
+    receipt = await call.run(call.hs.forget, memory_id)
     return call.html("Forgotten", _receipt(receipt), notice="Forgotten. Keep the receipt.")
 
 
@@ -106,10 +105,12 @@ def _receipt(r: ForgetReceipt) -> Html:
     )
 
 
-async def _session_action(call: Call, fn: Callable[..., object], done: str) -> Response:
+async def _session_action(
+    call: Call, fn: Callable[[str, str], RetainResult], done: str
+) -> Response:
     data = await call.form()
     owner, sid = (data.get("owner") or [""])[0], (data.get("sid") or [""])[0]
-    result = cast(Any, await call.run(fn, owner, sid))
+    result = await call.run(fn, owner, sid)
     note = f"{done}: {len(result.episodes)} turn(s) kept, {len(result.created)} memories made."
     return RedirectResponse(url("/ui/sessions", owner=owner, done=note), status_code=303)
 
@@ -141,7 +142,7 @@ async def forget_many(call: Call) -> Response:
     owner = args.pop("owner")
     if not owner:
         raise ValidationError("choose an owner")
-    receipt = cast(ForgetReceipt, await call.run(call.hs.forget, owner=owner, **args))
+    receipt = await call.run(forgetting(call, owner, args, dry_run=False))
     return call.html(
         "Forgotten", _receipt(receipt), active="Forget", notice="Forgotten. Keep the receipt."
     )
@@ -150,7 +151,7 @@ async def forget_many(call: Call) -> Response:
 async def retry_jobs(call: Call) -> Response:
     data = await call.form()
     owner = (data.get("owner") or [""])[0] or None
-    count = cast(int, await call.run(call.hs.retry_jobs, owner))
+    count = await call.run(call.hs.retry_jobs, owner)
     return RedirectResponse(
         url("/ui/llm", owner=owner, done=f"Queued {count} job(s) again."), status_code=303
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -15,6 +15,8 @@ from hindsight.console.markup import page
 if TYPE_CHECKING:
     from hindsight.engine import Hindsight
 
+P = ParamSpec("P")
+T = TypeVar("T")
 KEY_COOKIE: Final = "hindsight_key"
 CSRF_COOKIE: Final = "hindsight_csrf"
 
@@ -29,7 +31,8 @@ class Call:
         self.who = who
         self.csrf = csrf
 
-    async def run(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> object:
+    async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a blocking library call off the event loop, within the request timeout."""
         return await serving.call(self.hs.settings.request_timeout_seconds, fn, *args, **kwargs)
 
     def arg(self, name: str) -> str | None:

@@ -4,8 +4,8 @@ as the signed-in caller: a page shows only what the caller's key may read."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, Final, cast
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 
@@ -28,7 +28,7 @@ from hindsight.console.markup import (
     url,
 )
 from hindsight.errors import HindsightError, ValidationError
-from hindsight.models import ForgetReceipt, Kind, Memory, RecallResult, Source, Status
+from hindsight.models import ForgetReceipt, Kind, Memory, Source, Status
 
 PAGE: Final = 50  # memories a page
 KINDS: Final = [k.value for k in Kind]
@@ -51,7 +51,7 @@ def _memory_link(m: Memory) -> Html:
 
 
 async def _owners(call: Call) -> list[str]:
-    return cast(list[str], await call.run(call.hs.owners))
+    return await call.run(call.hs.owners)
 
 
 def _owner_picker(owners: Sequence[str], chosen: str | None) -> Html:
@@ -102,7 +102,7 @@ async def home(call: Call) -> Response:
     rows = []
     charts: list[Html] = []
     for owner in owners[:200]:
-        stats = cast(Any, await call.run(call.hs.stats, owner))
+        stats = await call.run(call.hs.stats, owner)
         rows.append(
             [
                 link(owner, url("/ui/memories", owner=owner)),
@@ -170,23 +170,18 @@ async def memories(call: Call) -> Response:
         )
     kinds = [kind] if kind else None
     if query:
-        found = cast(
-            list[RecallResult], await call.run(call.hs.recall, owner, query, k=PAGE, kinds=kinds)
-        )
+        found = await call.run(call.hs.recall, owner, query, k=PAGE, kinds=kinds)
         shown = [r.memory for r in found]
         more = False
     else:
-        shown = cast(
-            list[Memory],
-            await call.run(
-                call.hs.list_memories,
-                owner,
-                kinds=kinds,
-                status=status,
-                include_history=True,
-                limit=PAGE + 1,
-                offset=(page_no - 1) * PAGE,
-            ),
+        shown = await call.run(
+            call.hs.list_memories,
+            owner,
+            kinds=kinds,
+            status=status,
+            include_history=True,
+            limit=PAGE + 1,
+            offset=(page_no - 1) * PAGE,
         )
         more, shown = len(shown) > PAGE, shown[:PAGE]
     rows = [
@@ -231,9 +226,9 @@ async def memories(call: Call) -> Response:
 
 async def memory(call: Call) -> Response:
     memory_id = call.arg("id") or ""
-    m = cast(Memory, await call.run(call.hs.get, memory_id))
-    history = cast(Any, await call.run(call.hs.history, memory_id))
-    parents = cast(list[Memory], await call.run(_parents, call, m))
+    m = await call.run(call.hs.get, memory_id)
+    history = await call.run(call.hs.history, memory_id)
+    parents = await call.run(_parents, call, m)
     facts = definitions(
         [
             ("owner", link(m.owner, url("/ui/memories", owner=m.owner))),
@@ -378,15 +373,12 @@ async def recall(call: Call) -> Response:
     )
     if not (owner and query):
         return call.html("Recall", picker, active="Recall")
-    found = cast(
-        list[RecallResult],
-        await call.run(
-            call.hs.recall,
-            {owner: 1.0, **_weights(call.arg("also"))},
-            query,
-            k=int(k) if k.isdigit() else 10,
-            expand=True if call.arg("expand") == "yes" else None,
-        ),
+    found = await call.run(
+        call.hs.recall,
+        {owner: 1.0, **_weights(call.arg("also"))},
+        query,
+        k=int(k) if k.isdigit() else 10,
+        expand=True if call.arg("expand") == "yes" else None,
     )
     cards = []
     several = bool(call.arg("also"))
@@ -432,10 +424,10 @@ async def sessions(call: Call) -> Response:
     picker = _owner_form(call, "/ui/sessions", owners, owner)
     if owner is None:
         return call.html("Sessions", picker, active="Sessions")
-    live = cast(list[tuple[str, int, int]], await call.run(call.hs.sessions, owner))
+    live = await call.run(call.hs.sessions, owner)
     blocks = []
     for sid, turns, tokens in live:
-        window = cast(list[Any], await call.run(call.hs.window, owner, sid))
+        window = await call.run(call.hs.window, owner, sid)
         blocks.append(
             tag(
                 "section",
@@ -477,7 +469,7 @@ async def review(call: Call) -> Response:
         names = [owner]
     held: list[Any] = []
     for name in names:
-        held += cast(list[Any], await call.run(call.hs.review_queue, name, limit=200))
+        held += await call.run(call.hs.review_queue, name, limit=200)
     rows = [
         [
             Html(
@@ -528,15 +520,12 @@ _AUDIT_FILTERS: Final = ("owner", "principal", "action", "since", "until")
 async def _audit_entries(call: Call, limit: int) -> list[Any]:
     args = {k: call.arg(k) for k in _AUDIT_FILTERS}
     before = call.arg("before")
-    return cast(
-        list[Any],
-        await call.run(
-            call.hs.audit,
-            args.pop("owner"),
-            **args,
-            limit=limit,
-            before_seq=int(before) if before and before.isdigit() else None,
-        ),
+    return await call.run(
+        call.hs.audit,
+        args.pop("owner"),
+        **args,
+        limit=limit,
+        before_seq=int(before) if before and before.isdigit() else None,
     )
 
 
@@ -599,6 +588,21 @@ async def audit_export(call: Call) -> Response:
 FORGET_FILTERS: Final = ("owner", "session_id", "since", "until", "source", "principal")
 
 
+def forgetting(
+    call: Call, owner: str, args: dict[str, str | None], *, dry_run: bool
+) -> Callable[[], ForgetReceipt]:
+    """The forget (or its preview) of ``owner``'s memories that ``args`` choose."""
+    return lambda: call.hs.forget(
+        owner=owner,
+        session_id=args["session_id"],
+        since=args["since"],
+        until=args["until"],
+        source=args["source"],
+        principal=args["principal"],
+        dry_run=dry_run,
+    )
+
+
 def forget_args(values: dict[str, str | None]) -> dict[str, str | None]:
     return {k: values.get(k) or None for k in FORGET_FILTERS}
 
@@ -619,18 +623,18 @@ async def forget(call: Call) -> Response:
         method="get",
         class_="filters",
     )
-    if not args["owner"]:
+    owner = args.pop("owner")
+    if not owner:
         return call.html(
             "Forget",
             join([filters, tag("p", "Choose what to forget, then preview it.")]),
             active="Forget",
         )
-    owner = args.pop("owner")
-    preview = cast(ForgetReceipt, await call.run(call.hs.forget, owner=owner, **args, dry_run=True))
-    shown = cast(list[Memory], [])
+    preview = await call.run(forgetting(call, owner, args, dry_run=True))
+    shown: list[Memory] = []
     for memory_id in preview.deleted_ids[:20]:
         try:
-            shown.append(cast(Memory, await call.run(call.hs.get, memory_id)))
+            shown.append(await call.run(call.hs.get, memory_id))
         except HindsightError:
             continue
     confirm = (
@@ -670,8 +674,8 @@ async def llm(call: Call) -> Response:
     picker = _owner_form(call, "/ui/llm", owners, owner)
     if owner is None and not everyone:
         return call.html("LLM work", join([picker, tag("p", "No owner yet.")]), active="LLM")
-    queue = cast(Any, await call.run(call.hs.jobs, owner, limit=50))
-    usage = cast(list[Any], await call.run(call.hs.usage, owner))
+    queue = await call.run(call.hs.jobs, owner, limit=50)
+    usage = await call.run(call.hs.usage, owner)
     jobs = table(
         ["job", "state", "operation", "owner", "tries", "created", "outcome"],
         [
