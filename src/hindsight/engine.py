@@ -54,7 +54,6 @@ from hindsight.review import ReviewItem
 from hindsight.search import Search
 from hindsight.sessions import Sessions
 from hindsight.store import (
-    JOB_STATES,
     AuditEntry,
     Filter,
     Store,
@@ -65,7 +64,7 @@ from hindsight.store import (
     open_working,
 )
 from hindsight.transfer import memory_to_dict
-from hindsight.work import JobQueue, Work, Worker
+from hindsight.work import JobQueueOps, Work, Worker
 
 MAX_K: Final = 1_000
 _log = logging.getLogger("hindsight.engine")
@@ -86,7 +85,7 @@ class _Unset:
 UNSET: Final = _Unset()
 
 
-class Hindsight(Conversations):
+class Hindsight(Conversations, JobQueueOps):
     """Long-term and working memory for agents, embedded in the calling process.
 
     >>> hs = Hindsight()                                        # doctest: +SKIP
@@ -730,57 +729,6 @@ class Hindsight(Conversations):
             owners = [self._readable(owner)]
         return self.store.usage(owners=owners, since=validate.timestamp(since, field="since"))
 
-    # -- the job queue (hindsight.work) ----------------------------------------------------
-    def jobs(
-        self,
-        owner: str | None = None,
-        *,
-        states: Sequence[str] | None = None,
-        limit: int = 50,
-    ) -> JobQueue:
-        """The background job queue (LLM extraction): how many jobs are in each state,
-        and the latest ``limit`` (of ``states``: pending, deferred, running, done,
-        failed), newest first; of ``owner``, or of every owner for a caller that reads
-        them all."""
-        limit = validate.positive(limit, field="limit", maximum=MAX_K)
-        owners = self._job_owners(owner)
-        return JobQueue(
-            counts=self.store.job_counts(owners),
-            jobs=self.store.jobs(owners=owners, states=_states(states), limit=limit),
-        )
-
-    def run_jobs(self, *, limit: int | None = None) -> int:
-        """Run the queued jobs that are due now, in this thread; returns how many ran.
-        Needs write access to every owner."""
-        self.principal.check_write_all()
-        return self._work.run(limit=limit)
-
-    def retry_jobs(self, owner: str | None = None) -> int:
-        """Queue the failed jobs again (of ``owner``, or of every owner), with their
-        attempts reset: after the model's settings were mended. Returns how many."""
-        owners = None
-        if owner is None:
-            self.principal.check_write_all()
-        else:
-            owners = [validate.owner(owner)]
-            self.principal.check_write(owners[0])
-        return self.store.retry_jobs(owners=owners, now=self._now())
-
-    def wait_jobs(self, *, timeout: float | None = None) -> dict[str, int]:
-        """Run queued jobs (in this thread, beside any worker) until none is pending or
-        running, for at most ``timeout`` seconds; returns the count of each state then.
-        Needs write access to every owner."""
-        self.principal.check_write_all()
-        if timeout is not None and not timeout > 0:
-            raise ValidationError(f"timeout must be positive, not {timeout!r}")
-        return self._work.wait(timeout=timeout)
-
-    def _job_owners(self, owner: str | None) -> list[str] | None:
-        if owner is not None:
-            return [self._readable(owner)]
-        self.principal.check_read_all()
-        return None
-
     def warm(
         self,
         owners: Sequence[str] | None = None,
@@ -829,13 +777,3 @@ class Hindsight(Conversations):
         """
         context = WriteContext(self.principal, Operation.IMPORT, (), self._now())
         return self._ingest.records(context, records, request_id=request_id)
-
-
-def _states(states: Sequence[str] | None) -> list[str] | None:
-    if states is None:
-        return None
-    if isinstance(states, str):
-        states = [states]
-    if unknown := [x for x in states if x not in JOB_STATES]:
-        raise ValidationError(f"unknown job states {unknown!r}: {', '.join(JOB_STATES)}")
-    return list(states)
