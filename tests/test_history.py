@@ -234,3 +234,4 @@ def test_an_owners_stats_count_its_memories_by_month_learnt_and_kind(hs: Hindsig
     [(month, kinds)] = stats.by_month.items()
     assert len(month) == 7 and month[4] == "-" and kinds == stats.by_kind
     assert sum(kinds.values()) == stats.memories
+    assert stats.by_month_status == {month: stats.by_status}

@@ -334,6 +334,10 @@ class StatsOut(BaseModel):
         default_factory=dict,
         description="Of one owner: its memories by the UTC month they were learnt, by kind.",
     )
+    by_month_status: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Of one owner: its memories by the UTC month they were learnt, by status.",
+    )
 
     @classmethod
     def of(cls, s: StoreStats) -> StatsOut:

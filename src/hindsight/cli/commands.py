@@ -371,6 +371,7 @@ def stats(app: App, owner: str | None, as_json: bool) -> None:
         emit_json(data)
         return
     months = data.pop("by_month")
+    data.pop("by_month_status")  # the same months again: in --json
     for key, value in data.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"

@@ -116,6 +116,11 @@ async def home(call: Call) -> Response:
             charts.append(bars(f"{owner}: memories by kind", dict(sorted(stats.by_kind.items()))))
             monthly = {m: sum(kinds.values()) for m, kinds in list(stats.by_month.items())[-12:]}
             charts.append(bars(f"{owner}: learnt per month (latest 12)", monthly))
+            active = {
+                m: float(statuses.get("active", 0))
+                for m, statuses in list(stats.by_month_status.items())[-12:]
+            }
+            charts.append(bars(f"{owner}: of those, active now", active))
     metrics = getattr(call.request.app.state, "metrics", None)
     latency = _recall_latency(metrics) if metrics is not None else {}
     body = join(

@@ -179,8 +179,9 @@ class StoreStats:
     # content, hints and metadata, 4 bytes a vector dimension), which no other owner moves
     size_bytes: int
     # of one owner: the memories it holds now by the month (UTC, "2026-05") hindsight
-    # learnt them and by kind; empty for the whole store
+    # learnt them, by kind and by status; empty for the whole store
     by_month: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_month_status: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 class ResultCache(abc.ABC):

@@ -938,14 +938,18 @@ class SQLStore(Store):
         dimension = int(meta["dimension"]) if "dimension" in meta else None
         memories = sum(by_kind.values())
         by_month: dict[str, dict[str, int]] = {}
+        by_month_status: dict[str, dict[str, int]] = {}
         if owner:
             month = self.db.month_of("created_at")
-            for when, kind, n in self.db.read(
-                f"SELECT {month}, kind, count(*) FROM memories WHERE owner = ? "
-                f"GROUP BY {month}, kind ORDER BY 1",
+            for when, kind, status, n in self.db.read(
+                f"SELECT {month}, kind, status, count(*) FROM memories WHERE owner = ? "
+                f"GROUP BY {month}, kind, status ORDER BY 1",
                 (owner,),
             ):
-                by_month.setdefault(str(when), {})[kind] = int(n)
+                kinds = by_month.setdefault(str(when), {})
+                kinds[kind] = kinds.get(kind, 0) + int(n)
+                statuses = by_month_status.setdefault(str(when), {})
+                statuses[status] = statuses.get(status, 0) + int(n)
         if owner:  # its own rows, never the database's size: that moves with others' writes
             text = self.db.read(
                 "SELECT coalesce(sum(length(content) + length(query_hints) + length(metadata)), 0)"
@@ -965,6 +969,7 @@ class SQLStore(Store):
             dimension=dimension,
             size_bytes=size,
             by_month=by_month,
+            by_month_status=by_month_status,
         )
 
 
