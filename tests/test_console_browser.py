@@ -46,10 +46,10 @@ if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
 from selenium import webdriver  # noqa: E402 - only where a browser is
+from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
-from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
@@ -173,7 +173,15 @@ def go(driver: WebDriver, element: Any) -> None:
     """Click what leads to another page, and wait until the browser is on it."""
     old = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(driver, 20).until(staleness_of(old))
+
+    def left(_: WebDriver) -> bool:
+        try:
+            old.is_enabled()
+        except WebDriverException:  # stale, or its node left the document mid-question
+            return True
+        return False
+
+    WebDriverWait(driver, 20).until(left)
     WebDriverWait(driver, 20).until(
         lambda d: d.execute_script("return document.readyState") == "complete"
     )
