@@ -375,12 +375,18 @@ def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
         assert one["n"] == 4
         assert one["frac_recall@10"] == report[system]["overall"]["frac_recall@10"]
 
+    # halves of the set, in its order: one conversation is all in the first
+    first, second = report["halves"]["hindsight"]["first"], report["halves"]["hindsight"]["second"]
+    assert (first["conversations"], first["n"], second["n"]) == (["conv-1"], 4, 0)
+    assert first["frac_recall@10"] == report["hindsight"]["overall"]["frac_recall@10"]
+
     table = CliRunner().invoke(cli, args)  # again into the same --home: starts afresh
     assert table.exit_code == 0, table.output
     assert "merged" not in table.output
     assert "hindsight" in table.output and "overall (4)" in table.output
     assert "speed: ingest" in table.output
     assert "f@10 by conversation, hindsight:" in table.output
+    assert "f@10 by half, hindsight: first 1 conversations" in table.output
 
 
 def test_bench_locomo_with_an_llm_reports_both_and_what_the_llm_took(tmp_path: Path) -> None:

@@ -190,6 +190,9 @@ class QualityReport:
     # system -> conversation id -> {"n", "frac_recall@5", "frac_recall@10"}: a lever that
     # helps one conversation and hurts nine shows here, not in the mean
     per_conversation: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    # system -> "first" / "second" -> {"conversations", "n", "frac_recall@10"}: the two
+    # halves of the set in its own order, one to tune a dial on and one to check it on
+    halves: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -207,6 +210,7 @@ class QualityReport:
         if self.knowledge_update is not None:
             out["knowledge_update_order"] = self.knowledge_update
         out["per_conversation"] = self.per_conversation
+        out["halves"] = self.halves
         if self.llm is not None:
             out["llm"] = self.llm
         return out
@@ -470,6 +474,7 @@ def _report(
         notes={s: dict(c) for s, c in tally.notes.items()},
         knowledge_update=knowledge_update,
         per_conversation={s: _by_conversation(tally.by_conversation[s]) for s in systems},
+        halves={s: _halves(tally.by_conversation[s]) for s in systems},
     )
 
 
@@ -486,6 +491,22 @@ def _by_conversation(
         }
         for conversation, found in groups.items()
     }
+
+
+def _halves(rows: Sequence[tuple[str, Mapping[str, float]]]) -> dict[str, dict[str, Any]]:
+    """Fraction-recall@10 over each half of the conversations, in the order they came:
+    the first ceil(n/2) and the rest (LoCoMo 1-5 / 6-10, BEAM 1-5 / 6-10)."""
+    order = list(dict.fromkeys(c for c, _ in rows))
+    first = set(order[: (len(order) + 1) // 2])
+    out: dict[str, dict[str, Any]] = {}
+    for name, chosen in (("first", first), ("second", set(order) - first)):
+        found = [r["frac_recall@10"] for c, r in rows if c in chosen]
+        out[name] = {
+            "conversations": [c for c in order if c in chosen],
+            "n": len(found),
+            "frac_recall@10": round(statistics.fmean(found), 4) if found else 0.0,
+        }
+    return out
 
 
 # -- for people ------------------------------------------------------------------------------
@@ -543,6 +564,13 @@ def table(report: QualityReport) -> list[str]:
             f"{cost}; jobs {u['jobs']['done']} done, {u['jobs']['failed']} failed in "
             f"{u['jobs_s']:.1f} s; recall with expansion p50 "
             f"{report.speed.get(WITH_LLM + '_p50_ms', 0.0):.1f} ms"
+        )
+    for system, halves in report.halves.items():
+        first, second = halves["first"], halves["second"]
+        lines.append(
+            f"f@10 by half, {system}: first {len(first['conversations'])} conversations "
+            f"{first['frac_recall@10']:.3f}, the other {len(second['conversations'])} "
+            f"{second['frac_recall@10']:.3f}"
         )
     for system, found in report.per_conversation.items():
         cells = ", ".join(f"{c} {v['frac_recall@10']:.3f}" for c, v in found.items())
