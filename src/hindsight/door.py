@@ -153,6 +153,7 @@ class Door:
         self.embedder = embedder
         self.checks = list(checks)
         self.audit = audit  # record each write in the audit log, in its transaction
+        self.queued: Callable[[], None] | None = None  # told when a write queued jobs
         self.notify = notify  # told of each write the guard held or refused
 
     def commit(
@@ -207,6 +208,8 @@ class Door:
                     if self.audit
                     else (),
                 )
+        if plan.jobs and plan.replayed is None and self.queued is not None:
+            self.queued()  # a worker may start on them now
         held = [m for m, _ in plan.memories() if m.status in HELD and m.review is not None]
         if held:
             self._tell("held", context, {"memories": [_held(m) for m in held]})

@@ -160,7 +160,7 @@ class Hindsight(Conversations, JobQueueOps):
         self._worker: Worker | None = None
         if self.llm.configured and settings.llm_worker:
             self._worker = Worker(self._work)
-            self._ingest.queued = self._worker.wake
+            self._door.queued = self._worker.wake
         self._is_view = False
 
     # -- lifecycle and callers -------------------------------------------------------

@@ -142,7 +142,6 @@ class Ingest:
         self.extractor = extractor
         self.door = door
         self.zone = zone  # the users' days: what "yesterday" in a turn means
-        self.queued: Callable[[], None] | None = None  # told when a write queued jobs
         self.reader = TurnReader(
             settings.max_content_chars, settings.max_metadata_bytes, settings.max_turns_per_write
         )
@@ -337,8 +336,6 @@ class Ingest:
             return out
 
         written = self.door.commit(context, planner, once=once)
-        if written.jobs and self.queued is not None:
-            self.queued()
         if written.replayed is not None:
             return views.retained_from(written.replayed)
         return written.result
@@ -425,8 +422,6 @@ class Ingest:
             return out
 
         written = self.door.commit(context, planner, once=once)
-        if written.jobs and self.queued is not None:
-            self.queued()
         return _counts(written.replayed or imported(written))
 
     def drafts(
@@ -462,9 +457,7 @@ class Ingest:
             out.jobs = list(jobs)
             return out
 
-        written = self.door.commit(context, planner)
-        if written.jobs and self.queued is not None:
-            self.queued()
+        self.door.commit(context, planner)
         return decided[0]
 
 
