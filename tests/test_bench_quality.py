@@ -22,6 +22,7 @@ from hindsight.bench.datasets import (
     normalise_dia_id,
     parse_beam_time,
     parse_locomo_time,
+    per_sentence,
     split_evidence,
     strip_marker,
 )
@@ -218,6 +219,29 @@ def test_locomo_loader_repairs_evidence_and_counts_what_it_drops(tmp_path: Path)
     assert data.repaired["QA item with malformed evidence normalised"] == 2
 
 
+def test_locomo_per_sentence_sends_each_sentence_as_a_message_and_keeps_the_evidence(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(locomo_fixture()))
+    data = load_locomo(path)
+    chat = per_sentence(data)
+    assert chat.name == "locomo-sentences"
+    turns = list(chat.conversations[0].turns)
+    assert [(t.turn_id, t.text) for t in turns[:3]] == [
+        ("D1:1.1", "Hey Mel!"),
+        ("D1:1.2", "I went to a support group yesterday and it was powerful."),
+        ("D1:2.1", "That's great!"),
+    ]
+    assert {t.speaker for t in turns[:2]} == {"Caroline"} and turns[0].time == turns[1].time
+    assert chat.turn_count == 14  # two turns of two sentences each
+    questions = {q.text: q for q in chat.questions}
+    assert questions["What pet did Caroline adopt?"].evidence == {"D2:1.1"}
+    assert questions["What did Melanie make?"].evidence == {"D1:2.1", "D1:2.2", "D2:2.1", "D2:4.1"}
+    assert chat.skipped == data.skipped and len(chat.questions) == len(data.questions)
+    assert data.turn_count == 12  # the loaded set is left as it was
+
+
 def test_locomo_parsers() -> None:
     assert normalise_dia_id("D:11:26") == "D11:26"
     assert normalise_dia_id("D30:05") == "D30:5"
@@ -387,6 +411,11 @@ def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
     assert "speed: ingest" in table.output
     assert "f@10 by conversation, hindsight:" in table.output
     assert "f@10 by half, hindsight: first 1 conversations" in table.output
+
+    sentences = CliRunner().invoke(cli, [*args, "--per-sentence", "--json"])
+    assert sentences.exit_code == 0, sentences.output
+    split = json.loads(sentences.output)
+    assert (split["dataset"], split["turns"], split["questions"]) == ("locomo-sentences", 14, 4)
 
 
 def test_bench_locomo_with_an_llm_reports_both_and_what_the_llm_took(tmp_path: Path) -> None:

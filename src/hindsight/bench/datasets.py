@@ -18,7 +18,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -474,6 +474,40 @@ def load_beam(path: Path, *, limit: int | None = None) -> Dataset:
             conv.skipped["conversation without probing_questions.json"] += 1
         conversations.append(conv)
     return Dataset("beam", conversations)
+
+
+# -- as people type ------------------------------------------------------------------------
+# A sentence ends at . ! or ? before a space and a capital, digit or quote ("Dr. who" stays).
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
+
+
+def per_sentence(data: Dataset) -> Dataset:
+    """``data`` as people type in a chat: each turn sent as several messages in a row, one
+    per sentence, at its time. A question's evidence becomes every message of its turns
+    ("D1:3" -> "D1:3.1", "D1:3.2", ...), as a real chat's evidence names the run of
+    messages that makes one statement."""
+    conversations = []
+    for conv in data.conversations:
+        pieces: dict[str, list[str]] = {}
+        sessions = []
+        for session in conv.sessions:
+            turns = []
+            for turn in session.turns:
+                parts = [p for p in _SENTENCE_END.split(turn.text.strip()) if p.strip()]
+                ids = [f"{turn.turn_id}.{i}" for i in range(1, len(parts) + 1)]
+                pieces[turn.turn_id] = ids
+                turns += [replace(turn, turn_id=i, text=p) for i, p in zip(ids, parts, strict=True)]
+            sessions.append(Session(session.id, turns))
+        questions = [
+            replace(q, evidence=frozenset(p for t in q.evidence for p in pieces[t]), ordered=None)
+            for q in conv.questions
+        ]
+        conversations.append(
+            Conversation(
+                conv.id, sessions, questions, Counter(conv.skipped), Counter(conv.repaired)
+            )
+        )
+    return Dataset(f"{data.name}-sentences", conversations)
 
 
 LOADERS: Final = {"locomo": load_locomo, "beam": load_beam}

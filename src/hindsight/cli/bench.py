@@ -192,12 +192,21 @@ def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _bench_quality(
-    app: App, name: str, path: Path, *, limit: int | None, as_json: bool, out: Path | None
+    app: App,
+    name: str,
+    path: Path,
+    *,
+    limit: int | None,
+    as_json: bool,
+    out: Path | None,
+    per_sentence: bool = False,
 ) -> None:
     """Load a benchmark, run it in a store (temporary unless --home), print the report."""
     from hindsight.bench import datasets, quality
 
     dataset = datasets.LOADERS[name](path, limit=limit)
+    if per_sentence:
+        dataset = datasets.per_sentence(dataset)
     with _store(app, "hs-q-", quality.work(dataset), name) as (settings, step):
         report = quality.run(settings, dataset, progress=step)
     _report(report.as_dict(), out, as_json, quality.table(report))
@@ -205,19 +214,30 @@ def _bench_quality(
 
 @bench.command("locomo")
 @_limit_option
+@click.option(
+    "--per-sentence",
+    is_flag=True,
+    help="Send each turn as one message per sentence, in a row, as people type in chats "
+    "(evidence: every message of its turns).",
+)
 @json_option
 @_out_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.pass_obj
-def bench_locomo(app: App, limit: int | None, as_json: bool, out: Path | None, path: Path) -> None:
-    """Turn-level recall on LoCoMo (PATH is its locomo10.json), against BM25 and dense.
+def bench_locomo(
+    app: App, limit: int | None, per_sentence: bool, as_json: bool, out: Path | None, path: Path
+) -> None:
+    """Turn-level recall on LoCoMo (PATH is its locomo10.json, or any file in its layout),
+    against BM25 and dense.
 
     Each conversation is retained into its own owner through the normal write
     path, then every question is recalled with default settings; BM25-only and
     dense-only searches over the same turns run in the same store. Runs in a
     fresh temporary store unless --home is given on the group.
     """
-    _bench_quality(app, "locomo", path, limit=limit, as_json=as_json, out=out)
+    _bench_quality(
+        app, "locomo", path, limit=limit, as_json=as_json, out=out, per_sentence=per_sentence
+    )
 
 
 @bench.command("beam")
