@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -82,16 +82,21 @@ def test_the_agents_own_words_count_less_than_the_users(hs: Hindsight) -> None:
 def test_the_reply_to_a_matching_question_comes_back_with_it(
     tmp_path: Path, embedder: Embeddings, role: str, lifted: bool
 ) -> None:
-    # no neighbours in the keyword index: only the reply channel links the two turns
+    # no neighbours in the keyword index: only the reply channel links the two turns (a
+    # friend asks, so that the two are no run of one person's messages)
     settings = Settings(home=tmp_path, context_turns=0, sqlite_synchronous="OFF")
     with Hindsight(settings, embedder=embedder) as hs:
         filler = [f"We cooked pasta number {i} for dinner." for i in range(6)]
         hs.retain(
             "user:rep",
             messages=[
-                {"role": "user", "content": "Anything you're excited for in the adoption process?"},
+                {
+                    "role": "user",
+                    "speaker": "Nate",
+                    "content": "Anything you're excited for in the adoption process?",
+                },
                 {"role": role, "content": "I'm thrilled to make a family for kids who need one."},
-                *({"role": "user", "content": text} for text in filler),
+                *({"role": "user", "speaker": "Nate", "content": text} for text in filler),
             ],
             session_id="s1",
         )
@@ -126,6 +131,86 @@ def test_the_answer_to_a_follow_up_question_comes_back_with_the_statement(
         why = {r.memory.content[:5]: r.explanation for r in results}
         assert "reply" in why["A mix"].channels  # through the follow-up question
         assert why["A mix"].fused == pytest.approx(0.85 * results[0].explanation.fused)
+
+
+def _chat(hs: Hindsight, owner: str, lines: list[tuple[str, str, int]]) -> list[str]:
+    """Retain a chat, one message per line (speaker, text, minutes after 9:00); the ids."""
+    start = datetime(2024, 3, 1, 9, tzinfo=UTC)
+    messages = [
+        {
+            "role": "user",
+            "speaker": who,
+            "content": text,
+            "observed_at": start + timedelta(minutes=minutes, seconds=i),
+        }
+        for i, (who, text, minutes) in enumerate(lines)
+    ]
+    return hs.retain(owner, messages=messages, session_id="day-1").episodes
+
+
+FILLER = [("Nate", f"We cooked pasta number {i} for dinner.", 30 + i) for i in range(8)]
+
+
+def test_a_run_of_messages_comes_back_whole_after_its_best_one(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    # no neighbours in the keyword index: only the run links the messages
+    with Hindsight(settings.model_copy(update={"context_turns": 0}), embedder=embedder) as hs:
+        ids = _chat(
+            hs,
+            "user:run",
+            [
+                ("Fahim", "ok so guess what", 0),
+                ("Fahim", "we finally adopted the dog", 0),
+                ("Fahim", "golden retriever, two years old", 1),
+                ("Nate", "no way!! congrats", 2),
+                *FILLER,
+            ],
+        )
+        results = hs.recall("user:run", "Fahim adopted dog", k=4, kinds=["episode"])
+    assert results[0].memory.id == ids[1]
+    assert {r.memory.id for r in results[1:3]} == {ids[0], ids[2]}
+    top = results[0].explanation.fused
+    for mate in results[1:3]:
+        assert "run" in mate.explanation.channels
+        assert mate.explanation.fused == pytest.approx(top, rel=1e-4)
+    assert all(r.memory.id != ids[3] or "run" not in r.explanation.channels for r in results)
+
+
+def test_a_run_breaks_at_another_speaker_a_pause_and_its_reach(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    with Hindsight(settings.model_copy(update={"context_turns": 0}), embedder=embedder) as hs:
+        ids = _chat(
+            hs,
+            "user:runs",
+            [
+                ("Fahim", "morning", 0),  # 20 minutes before the next: a run of its own
+                *((("Fahim", f"note {i} about the garden shed", 20)) for i in range(7)),
+                ("Nate", "cool", 21),
+                ("Fahim", "one more thing", 21),
+                *FILLER,
+            ],
+        )
+        hits = hs.store.run_mates(
+            [ids[4]],
+            Filter(owners=["user:runs"]),
+            reach=3,
+            gap=timedelta(minutes=10),
+        )
+    # three on each side, nearest first; not "morning", not past Nate's turn
+    assert [m.id for m in hits[ids[4]]] == [ids[3], ids[5], ids[2], ids[6], ids[1], ids[7]]
+    with Hindsight(settings, embedder=embedder) as hs:
+        alone = hs.store.run_mates(
+            [ids[0], ids[8], ids[9]],
+            Filter(owners=["user:runs"]),
+            reach=3,
+            gap=timedelta(minutes=10),
+        )
+        assert alone == {}
+        since = Filter(owners=["user:runs"], since=datetime(2024, 3, 1, 9, 20, 3, 500_000, UTC))
+        kept = hs.store.run_mates([ids[4]], since, reach=3, gap=timedelta(minutes=10))
+        assert {m.id for m in kept[ids[4]]} == {ids[5], ids[6], ids[7]}  # the filter holds
 
 
 def test_results_are_ordered_and_k_is_respected(alice: Hindsight) -> None:

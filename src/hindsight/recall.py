@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from hindsight.guard.conflict import contradiction
 from hindsight.lifecycle.decay import Decay
@@ -62,6 +62,15 @@ SOURCE_WEIGHTS: Mapping[Source, float] = {Source.AGENT: 0.5}
 # +0.017). The agent's replies are not lifted, and its questions lift with its source
 # weight: both are second-hand (BEAM fell by 0.02-0.03 without these two rules).
 REPLY_WEIGHT = 0.85
+# People type one thought as several messages in a row ("ok so" / "we finally got the
+# dog" / "a golden retriever, 2 years old"): the statement is the run, and a question
+# matches the run, not any one message. The turns of a top result's run (the same
+# speaker and source, each sent within RUN_GAP of the one before, up to RUN_REACH on
+# each side) follow it with its fused score (LoCoMo with each turn sent as one message
+# per sentence: fraction-recall@10 0.487 -> 0.633, both halves alike; at 0.9 of the
+# score, 0.631). Turns that alternate speakers, as LoCoMo's and BEAM's do, form no runs.
+RUN_REACH = 3
+RUN_GAP = timedelta(minutes=10)
 # A query that names a time ("What did Caroline do in May 2023?", "last week") asks
 # about then: memories observed in that span count double (LoCoMo fraction-recall@10
 # +0.003, its temporal questions +0.009; x1.5 and x3: +0.002; BEAM's questions name none).
@@ -208,6 +217,22 @@ def lift_replies(
         score = weight * asked[question]
         if score > max(fused.get(reply, 0.0), lifted.get(reply, 0.0)):
             lifted[reply] = score
+    fused.update(lifted)
+    order = sorted(lifted, key=lambda mid: (-lifted[mid], mid))
+    return {mid: ChannelHit(rank=i + 1, score=lifted[mid]) for i, mid in enumerate(order)}
+
+
+def lift_runs(fused: dict[str, float], runs: Mapping[str, Sequence[str]]) -> dict[str, ChannelHit]:
+    """Give each turn of a result's run (``runs`` maps a result's id to its run's other
+    turns, nearest first) the result's fused score, a hair less for each step away, so
+    that the run reads in one piece after it. A turn that already scores higher keeps its
+    score. Returns the turns lifted, as a channel of their own."""
+    lifted: dict[str, float] = {}
+    for member, mates in runs.items():
+        for step, mate in enumerate(mates, start=1):
+            score = fused[member] * (1 - RESOLUTION * step)
+            if score > max(fused.get(mate, 0.0), lifted.get(mate, 0.0)):
+                lifted[mate] = score
     fused.update(lifted)
     order = sorted(lifted, key=lambda mid: (-lifted[mid], mid))
     return {mid: ChannelHit(rank=i + 1, score=lifted[mid]) for i, mid in enumerate(order)}

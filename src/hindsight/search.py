@@ -23,11 +23,14 @@ from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
 from hindsight.names import may_name, resolve
 from hindsight.recall import (
+    RUN_GAP,
+    RUN_REACH,
     Rerank,
     current_first,
     fuse_channels,
     is_question,
     lift_replies,
+    lift_runs,
     pack,
     rank_channels,
     score,
@@ -108,6 +111,8 @@ class Search:
         self._overlay_access(found)
         best = [found[mid] for mid in depth[: 2 * k] if mid in found]
         ranked["reply"] = self._lift_replies(fused, found, best, flt)
+        lead = sorted(fused, key=lambda mid: (-fused[mid], mid))[:k]  # replies lifted too
+        ranked["run"] = self._lift_runs(fused, found, lead, flt)
         scored = score(
             found,
             ranked,
@@ -173,6 +178,14 @@ class Search:
         }
         found.update((reply.id, reply) for reply in replies.values())
         return lift_replies(fused, {q: reply.id for q, reply in replies.items()}, asked)
+
+    def _lift_runs(
+        self, fused: dict[str, float], found: dict[str, Memory], lead: list[str], flt: Filter
+    ) -> dict[str, ChannelHit]:
+        """Lift the other messages of the runs the ``lead`` candidates are in."""
+        runs = self.store.run_mates(lead, flt, reach=RUN_REACH, gap=RUN_GAP)
+        found.update((mate.id, mate) for run in runs.values() for mate in run)
+        return lift_runs(fused, {mid: [m.id for m in run] for mid, run in runs.items()})
 
     def note_access(self, ids: Iterable[str], at: datetime) -> None:
         """Count recalls in memory (with when each id was last returned); write them in

@@ -14,7 +14,7 @@ import abc
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final
 
 import numpy as np
@@ -327,6 +327,15 @@ class Store(abc.ABC):
     def next_turns(self, ids: Sequence[str], flt: Filter) -> dict[str, Memory]:
         """For each episode id, the episode right after it in its session, if it passes
         the filter (the turn that answers it, when it is a question)."""
+
+    @abc.abstractmethod
+    def run_mates(
+        self, ids: Sequence[str], flt: Filter, *, reach: int, gap: timedelta
+    ) -> dict[str, list[Memory]]:
+        """For each episode id, the turns of its session that continue its run: the
+        messages its speaker sent in a row around it (the same speaker and source, each
+        within ``gap`` of the one before), at most ``reach`` on each side, nearest first;
+        those that pass the filter. Ids with none are left out."""
 
     @abc.abstractmethod
     def vector_search(

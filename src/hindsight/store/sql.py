@@ -19,7 +19,8 @@ import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,9 @@ if TYPE_CHECKING:
 
 
 _PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
+# Rows a turn and what was derived from it take at most, in a session written in order:
+# a run's mates are looked for among the rows this many per turn of reach around it.
+_ROWS_PER_TURN = 4
 
 
 class _Turns:
@@ -88,6 +92,27 @@ def _neighbours(
         for key in keys:
             found.update(k for k, _ in turns.around(key, text.context_turns))
     return found
+
+
+def _run_side(
+    rows: Sequence[tuple[int, int, str | None, str, float]],
+    at: int,
+    step: int,
+    reach: int,
+    gap: float,
+) -> list[int]:
+    """The keys of the turns that continue ``rows[at]``'s run on one side (``step`` -1 or
+    1): the same speaker and source, each within ``gap`` seconds of the one before."""
+    _, _, speaker, source, _ = rows[at]
+    out: list[int] = []
+    i = at
+    while len(out) < reach and 0 <= i + step < len(rows):
+        nxt = rows[i + step]
+        if nxt[2] != speaker or nxt[3] != source or abs(nxt[4] - rows[i][4]) > gap:
+            break
+        out.append(nxt[1])
+        i += step
+    return out
 
 
 class SQLStore(Store):
@@ -458,6 +483,47 @@ class SQLStore(Store):
         )
         found = {m.id: m for m in self._memories([r[:-1] for r in rows])}
         return {following[r[-1]]: found[r[0]] for r in rows}
+
+    def run_mates(
+        self, ids: Sequence[str], flt: Filter, *, reach: int, gap: timedelta
+    ) -> dict[str, list[Memory]]:
+        span = reach * _ROWS_PER_TURN
+        near: dict[str, list[tuple[int, int, str | None, str, float]]] = {}
+        for chunk in chunks(list(ids)):
+            among, values = self.db.among(chunk)
+            for mid, *turn in self.db.read(
+                "SELECT q.id, q.rowid, n.rowid, n.speaker, n.source, n.observed_at "
+                "FROM memories q JOIN memories n ON n.owner = q.owner "
+                "AND n.session_id = q.session_id AND n.kind = 'episode' "
+                "AND n.rowid BETWEEN q.rowid - ? AND q.rowid + ? "
+                f"WHERE q.id {among} AND q.kind = 'episode'",
+                (span, span, *values),
+            ):
+                near.setdefault(mid, []).append(tuple(turn))
+        mates: dict[str, list[int]] = {}
+        for mid, around in near.items():
+            around.sort(key=lambda r: r[1])
+            at = next(i for i, r in enumerate(around) if r[1] == r[0])
+            sides = [_run_side(around, at, step, reach, gap.total_seconds()) for step in (-1, 1)]
+            nearest = [key for pair in zip_longest(*sides) for key in pair if key is not None]
+            if nearest:
+                mates[mid] = nearest
+        keys = {key for found in mates.values() for key in found}
+        if not keys:
+            return {}
+        where, params = filter_sql(flt, owner=None)  # turns beside the owners' own
+        by_key: dict[int, Memory] = {}
+        for chunk in chunks(sorted(keys)):
+            among, values = self.db.among(chunk)
+            rows = self.db.read(
+                f"SELECT {COLUMNS}, rowid FROM memories AS m {self.db.by_key} "
+                f"WHERE rowid {among} AND {where}",
+                (*values, *params),
+            )
+            for memory, key in zip(self._memories([r[:-1] for r in rows]), rows, strict=True):
+                by_key[key[-1]] = memory
+        found = {mid: [by_key[k] for k in run if k in by_key] for mid, run in mates.items()}
+        return {mid: run for mid, run in found.items() if run}
 
     # -- search ----------------------------------------------------------------
     def vector_search(
