@@ -192,25 +192,44 @@ def test_a_run_breaks_at_another_speaker_a_pause_and_its_reach(
                 *FILLER,
             ],
         )
-        hits = hs.store.run_mates(
-            [ids[4]],
-            Filter(owners=["user:runs"]),
-            reach=3,
-            gap=timedelta(minutes=10),
-        )
+        hits = hs.store.run_mates([ids[4]], Filter(owners=["user:runs"]), reach=3)
     # three on each side, nearest first; not "morning", not past Nate's turn
     assert [m.id for m in hits[ids[4]]] == [ids[3], ids[5], ids[2], ids[6], ids[1], ids[7]]
     with Hindsight(settings, embedder=embedder) as hs:
-        alone = hs.store.run_mates(
-            [ids[0], ids[8], ids[9]],
-            Filter(owners=["user:runs"]),
-            reach=3,
-            gap=timedelta(minutes=10),
-        )
+        alone = hs.store.run_mates([ids[0], ids[8], ids[9]], Filter(owners=["user:runs"]), reach=3)
         assert alone == {}
         since = Filter(owners=["user:runs"], since=datetime(2024, 3, 1, 9, 20, 3, 500_000, UTC))
-        kept = hs.store.run_mates([ids[4]], since, reach=3, gap=timedelta(minutes=10))
+        kept = hs.store.run_mates([ids[4]], since, reach=3)
         assert {m.id for m in kept[ids[4]]} == {ids[5], ids[6], ids[7]}  # the filter holds
+
+
+def test_a_turns_keyword_context_counts_a_run_as_one_turn(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    # one turn of context: the whole run before it, up to three of its messages
+    with Hindsight(settings.model_copy(update={"context_turns": 1}), embedder=embedder) as hs:
+        ids = _chat(
+            hs,
+            "user:ctx",
+            [
+                ("Fahim", "listen zebra", 0),
+                ("Fahim", "we adopted a dog", 0),
+                ("Fahim", "he is called Biscuit", 0),
+                ("Fahim", "a golden retriever", 1),
+                ("Nate", "cute!", 2),
+                ("Fahim", "also a hamster", 30),  # after a pause: a run of its own
+                *FILLER,
+            ],
+        )
+        episodes = Filter(owners=["user:ctx"], kinds=[Kind.EPISODE])
+
+        def found(word: str) -> set[str]:
+            return {mid for mid, _ in hs.store.keyword_search(episodes, word, 20)}
+
+        assert ids[4] in found("Biscuit") and ids[4] in found("adopted")  # three messages back
+        assert ids[4] not in found("zebra")  # the fourth: past the run's share of context
+        assert ids[4] in found("hamster")  # the next run
+        assert ids[3] not in found("hamster")  # two runs away
 
 
 def test_results_are_ordered_and_k_is_respected(alice: Hindsight) -> None:

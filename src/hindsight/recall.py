@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from hindsight.guard.conflict import contradiction
 from hindsight.lifecycle.decay import Decay
@@ -63,14 +63,13 @@ SOURCE_WEIGHTS: Mapping[Source, float] = {Source.AGENT: 0.5}
 # weight: both are second-hand (BEAM fell by 0.02-0.03 without these two rules).
 REPLY_WEIGHT = 0.85
 # People type one thought as several messages in a row ("ok so" / "we finally got the
-# dog" / "a golden retriever, 2 years old"): the statement is the run, and a question
-# matches the run, not any one message. The turns of a top result's run (the same
-# speaker and source, each sent within RUN_GAP of the one before, up to RUN_REACH on
-# each side) follow it with its fused score (LoCoMo with each turn sent as one message
-# per sentence: fraction-recall@10 0.487 -> 0.633, both halves alike; at 0.9 of the
-# score, 0.631). Turns that alternate speakers, as LoCoMo's and BEAM's do, form no runs.
+# dog" / "a golden retriever, 2 years old"): the statement is the run (the store's
+# RUN_GAP), and a question matches the run, not any one message. The turns of a top
+# result's run, up to RUN_REACH on each side, follow it with its fused score (LoCoMo with
+# each turn sent as one message per sentence: fraction-recall@10 0.487 -> 0.633, both
+# halves alike; at 0.9 of the score, 0.631). Turns that alternate speakers, as LoCoMo's
+# and BEAM's do, form no runs.
 RUN_REACH = 3
-RUN_GAP = timedelta(minutes=10)
 # A query that names a time ("What did Caroline do in May 2023?", "last week") asks
 # about then: memories observed in that span count double (LoCoMo fraction-recall@10
 # +0.003, its temporal questions +0.009; x1.5 and x3: +0.002; BEAM's questions name none).

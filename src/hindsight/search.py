@@ -23,7 +23,6 @@ from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
 from hindsight.names import may_name, resolve
 from hindsight.recall import (
-    RUN_GAP,
     RUN_REACH,
     Rerank,
     current_first,
@@ -183,7 +182,7 @@ class Search:
         self, fused: dict[str, float], found: dict[str, Memory], lead: list[str], flt: Filter
     ) -> dict[str, ChannelHit]:
         """Lift the other messages of the runs the ``lead`` candidates are in."""
-        runs = self.store.run_mates(lead, flt, reach=RUN_REACH, gap=RUN_GAP)
+        runs = self.store.run_mates(lead, flt, reach=RUN_REACH)
         found.update((mate.id, mate) for run in runs.values() for mate in run)
         return lift_runs(fused, {mid: [m.id for m in run] for mid, run in runs.items()})
 

@@ -43,11 +43,17 @@ class Filter:
     learnt_since: Mapping[str, datetime] | None = None
 
 
+# A run: the messages one speaker (and source) sent in a row in a session, each within
+# RUN_GAP of the one before. People type one thought as several short messages; recall
+# reads a run as one statement, and a turn's keyword context counts it as one turn.
+RUN_GAP: Final = timedelta(minutes=10)
+
+
 @dataclass(frozen=True, slots=True)
 class TextIndexing:
     """What keyword search sees of a turn besides its own words."""
 
-    context_turns: int = 2  # neighbouring turns of the same session, on each side
+    context_turns: int = 2  # neighbouring turns (runs) of the same session, on each side
     context_chars: int = 300  # of each neighbour: context supplements a short turn only
     context_weight: float = 0.5  # BM25 weight of the neighbours' words (a turn's own: 1)
     zone: tzinfo = UTC  # whose days a memory's date words are ("8 May 2023", "yesterday")
@@ -329,13 +335,10 @@ class Store(abc.ABC):
         the filter (the turn that answers it, when it is a question)."""
 
     @abc.abstractmethod
-    def run_mates(
-        self, ids: Sequence[str], flt: Filter, *, reach: int, gap: timedelta
-    ) -> dict[str, list[Memory]]:
-        """For each episode id, the turns of its session that continue its run: the
-        messages its speaker sent in a row around it (the same speaker and source, each
-        within ``gap`` of the one before), at most ``reach`` on each side, nearest first;
-        those that pass the filter. Ids with none are left out."""
+    def run_mates(self, ids: Sequence[str], flt: Filter, *, reach: int) -> dict[str, list[Memory]]:
+        """For each episode id, the other turns of its run (see :data:`RUN_GAP`), at most
+        ``reach`` on each side, nearest first; those that pass the filter. Ids with none
+        are left out."""
 
     @abc.abstractmethod
     def vector_search(

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from hindsight.store import files
 from hindsight.store import queue as job_queue
 from hindsight.store import usage as usage_log
 from hindsight.store.base import (
+    RUN_GAP,
     AuditEntry,
     Filter,
     QueuedJob,
@@ -66,21 +67,37 @@ _PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
 # Rows a turn and what was derived from it take at most, in a session written in order:
 # a run's mates are looked for among the rows this many per turn of reach around it.
 _ROWS_PER_TURN = 4
+# Messages of a run that a turn's keyword context takes at most, per turn of context: a
+# monologue of a hundred messages is not one turn's context.
+_RUN_ROWS = 3
+_GAP = RUN_GAP.total_seconds()
 
 
 class _Turns:
-    """A session's turns (row key, text) in order, to find a turn's neighbours."""
+    """A session's turns in order, to find a turn's neighbours. Each row is (row key,
+    text, speaker, source, observed at); the messages of a run count as one turn."""
 
-    def __init__(self, rows: list[tuple[int, str]]) -> None:
+    def __init__(self, rows: list[tuple[int, str, str | None, str, float]]) -> None:
         self.rows = rows
-        self.keys = [key for key, _ in rows]
+        self.keys = [row[0] for row in rows]
+        self.runs: list[int] = []  # the run each row is in, numbered in order
+        for i, (_, _, speaker, source, at) in enumerate(rows):
+            _, _, before, before_source, before_at = rows[i - 1] if i else rows[0]
+            new = (speaker, source) != (before, before_source) or at - before_at > _GAP
+            self.runs.append(self.runs[-1] + new if i else 0)
 
     def around(self, key: int, n: int) -> list[tuple[int, str]]:
-        """Up to ``n`` turns before ``key`` (nearest first), then up to ``n`` after it."""
+        """The turns of up to ``n`` runs before ``key``'s and of its own (nearest first),
+        then of its own and up to ``n`` after, each side at most ``_RUN_ROWS * n`` turns."""
         i = bisect.bisect_left(self.keys, key)
         if i == len(self.keys) or self.keys[i] != key:
             return []
-        return [*reversed(self.rows[max(0, i - n) : i]), *self.rows[i + 1 : i + 1 + n]]
+        first = bisect.bisect_left(self.runs, self.runs[i] - n)
+        last = bisect.bisect_right(self.runs, self.runs[i] + n)
+        cap = _RUN_ROWS * n
+        before = self.rows[max(first, i - cap) : i]
+        after = self.rows[i + 1 : min(last, i + 1 + cap)]
+        return [(row[0], row[1]) for row in [*reversed(before), *after]]
 
 
 def _neighbours(
@@ -95,20 +112,16 @@ def _neighbours(
 
 
 def _run_side(
-    rows: Sequence[tuple[int, int, str | None, str, float]],
-    at: int,
-    step: int,
-    reach: int,
-    gap: float,
+    rows: Sequence[tuple[int, int, str | None, str, float]], at: int, step: int, reach: int
 ) -> list[int]:
     """The keys of the turns that continue ``rows[at]``'s run on one side (``step`` -1 or
-    1): the same speaker and source, each within ``gap`` seconds of the one before."""
+    1), at most ``reach``."""
     _, _, speaker, source, _ = rows[at]
     out: list[int] = []
     i = at
     while len(out) < reach and 0 <= i + step < len(rows):
         nxt = rows[i + step]
-        if nxt[2] != speaker or nxt[3] != source or abs(nxt[4] - rows[i][4]) > gap:
+        if nxt[2] != speaker or nxt[3] != source or abs(nxt[4] - rows[i][4]) > _GAP:
             break
         out.append(nxt[1])
         i += step
@@ -306,8 +319,9 @@ class SQLStore(Store):
             ).fetchall():
                 if (owner, session) not in found:
                     rows = conn.execute(
-                        "SELECT rowid, substr(content, 1, ?) FROM memories WHERE owner = ? "
-                        "AND session_id = ? AND kind = 'episode' ORDER BY rowid",
+                        "SELECT rowid, substr(content, 1, ?), speaker, source, observed_at "
+                        "FROM memories WHERE owner = ? AND session_id = ? AND kind = 'episode' "
+                        "ORDER BY rowid",
                         (self._text.context_chars, owner, session),
                     ).fetchall()
                     found[owner, session] = _Turns(rows)
@@ -484,9 +498,7 @@ class SQLStore(Store):
         found = {m.id: m for m in self._memories([r[:-1] for r in rows])}
         return {following[r[-1]]: found[r[0]] for r in rows}
 
-    def run_mates(
-        self, ids: Sequence[str], flt: Filter, *, reach: int, gap: timedelta
-    ) -> dict[str, list[Memory]]:
+    def run_mates(self, ids: Sequence[str], flt: Filter, *, reach: int) -> dict[str, list[Memory]]:
         span = reach * _ROWS_PER_TURN
         near: dict[str, list[tuple[int, int, str | None, str, float]]] = {}
         for chunk in chunks(list(ids)):
@@ -504,7 +516,7 @@ class SQLStore(Store):
         for mid, around in near.items():
             around.sort(key=lambda r: r[1])
             at = next(i for i, r in enumerate(around) if r[1] == r[0])
-            sides = [_run_side(around, at, step, reach, gap.total_seconds()) for step in (-1, 1)]
+            sides = [_run_side(around, at, step, reach) for step in (-1, 1)]
             nearest = [key for pair in zip_longest(*sides) for key in pair if key is not None]
             if nearest:
                 mates[mid] = nearest
