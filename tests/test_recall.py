@@ -203,6 +203,25 @@ def test_a_run_breaks_at_another_speaker_a_pause_and_its_reach(
         assert {m.id for m in kept[ids[4]]} == {ids[5], ids[6], ids[7]}  # the filter holds
 
 
+def test_a_run_is_found_when_its_messages_were_retained_one_at_a_time(hs: Hindsight) -> None:
+    # what the extractor finds in each message is written between it and the next one
+    start = datetime(2024, 3, 1, 9, tzinfo=UTC)
+    lines = ["I love hiking in the Alps.", "I prefer tea to coffee.", "I love climbing too."]
+    ids = [
+        hs.retain(
+            "user:one",
+            messages=[
+                {"role": "user", "content": text, "observed_at": start + timedelta(seconds=i)}
+            ],
+            session_id="day-1",
+        ).episodes[0]
+        for i, text in enumerate(lines)
+    ]
+    assert len(hs.store.list_memories(Filter(owners=["user:one"]), limit=20)) > len(lines)
+    runs = hs.store.run_mates([ids[0]], Filter(owners=["user:one"], kinds=[Kind.EPISODE]), reach=3)
+    assert [m.id for m in runs[ids[0]]] == ids[1:]
+
+
 def test_a_turns_keyword_context_counts_a_run_as_one_turn(
     settings: Settings, embedder: Embeddings
 ) -> None:

@@ -113,19 +113,21 @@ def _neighbours(
 
 def _run_side(
     rows: Sequence[tuple[int, int, str | None, str, float]], at: int, step: int, reach: int
-) -> list[int]:
+) -> tuple[list[int], bool]:
     """The keys of the turns that continue ``rows[at]``'s run on one side (``step`` -1 or
-    1), at most ``reach``."""
+    1), at most ``reach``; and whether the rows ran out before the run did."""
     _, _, speaker, source, _ = rows[at]
     out: list[int] = []
     i = at
-    while len(out) < reach and 0 <= i + step < len(rows):
+    while len(out) < reach:
+        if not 0 <= i + step < len(rows):
+            return out, True
         nxt = rows[i + step]
         if nxt[2] != speaker or nxt[3] != source or abs(nxt[4] - rows[i][4]) > _GAP:
             break
         out.append(nxt[1])
         i += step
-    return out
+    return out, False
 
 
 class SQLStore(Store):
@@ -499,27 +501,26 @@ class SQLStore(Store):
         return {following[r[-1]]: found[r[0]] for r in rows}
 
     def run_mates(self, ids: Sequence[str], flt: Filter, *, reach: int) -> dict[str, list[Memory]]:
-        span = reach * _ROWS_PER_TURN
-        near: dict[str, list[tuple[int, int, str | None, str, float]]] = {}
-        for chunk in chunks(list(ids)):
-            among, values = self.db.among(chunk)
-            for mid, *turn in self.db.read(
-                "SELECT q.id, q.rowid, n.rowid, n.speaker, n.source, n.observed_at "
-                "FROM memories q JOIN memories n ON n.owner = q.owner "
-                "AND n.session_id = q.session_id AND n.kind = 'episode' "
-                "AND n.rowid BETWEEN q.rowid - ? AND q.rowid + ? "
-                f"WHERE q.id {among} AND q.kind = 'episode'",
-                (span, span, *values),
-            ):
-                near.setdefault(mid, []).append(tuple(turn))
+        # The rows right beside a turn tell whether it is in a run at all (in a chat of
+        # two sides taking turns, none is); only a run that reaches past them, or a turn
+        # whose neighbours are rows derived from it, is read further.
         mates: dict[str, list[int]] = {}
-        for mid, around in near.items():
-            around.sort(key=lambda r: r[1])
-            at = next(i for i, r in enumerate(around) if r[1] == r[0])
-            sides = [_run_side(around, at, step, reach) for step in (-1, 1)]
-            nearest = [key for pair in zip_longest(*sides) for key in pair if key is not None]
-            if nearest:
-                mates[mid] = nearest
+        todo, span = list(ids), 1
+        while todo:
+            longer = []
+            for mid, around in self._turns_near(todo, span).items():
+                around.sort(key=lambda r: r[1])
+                at = next(i for i, r in enumerate(around) if r[1] == r[0])
+                sides = [_run_side(around, at, step, reach) for step in (-1, 1)]
+                if span < reach * _ROWS_PER_TURN and any(
+                    len(keys) < reach and edge for keys, edge in sides
+                ):
+                    longer.append(mid)
+                    continue
+                nearest = zip_longest(*(keys for keys, _ in sides))
+                if run := [key for pair in nearest for key in pair if key is not None]:
+                    mates[mid] = run
+            todo, span = longer, reach * _ROWS_PER_TURN
         keys = {key for found in mates.values() for key in found}
         if not keys:
             return {}
@@ -536,6 +537,25 @@ class SQLStore(Store):
                 by_key[key[-1]] = memory
         found = {mid: [by_key[k] for k in run if k in by_key] for mid, run in mates.items()}
         return {mid: run for mid, run in found.items() if run}
+
+    def _turns_near(
+        self, ids: Sequence[str], span: int
+    ) -> dict[str, list[tuple[int, int, str | None, str, float]]]:
+        """For each episode id, the episodes of its session within ``span`` rows of it
+        (itself too): (its row key, theirs, speaker, source, observed at)."""
+        near: dict[str, list[tuple[int, int, str | None, str, float]]] = {}
+        for chunk in chunks(list(ids)):
+            among, values = self.db.among(chunk)
+            for mid, *turn in self.db.read(
+                "SELECT q.id, q.rowid, n.rowid, n.speaker, n.source, n.observed_at "
+                "FROM memories q JOIN memories n ON n.owner = q.owner "
+                "AND n.session_id = q.session_id AND n.kind = 'episode' "
+                "AND n.rowid BETWEEN q.rowid - ? AND q.rowid + ? "
+                f"WHERE q.id {among} AND q.kind = 'episode'",
+                (span, span, *values),
+            ):
+                near.setdefault(mid, []).append(tuple(turn))
+        return near
 
     # -- search ----------------------------------------------------------------
     def vector_search(
