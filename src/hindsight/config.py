@@ -292,6 +292,11 @@ class Settings(BaseSettings):
         return value
 
     @property
+    def llm_configured(self) -> bool:
+        """Whether an LLM is configured at all (the provider is not ``none``)."""
+        return self.llm_provider != "none"
+
+    @property
     def database_path(self) -> Path:
         return self.home / "hindsight.db"
 

@@ -41,7 +41,7 @@ class Distil:
         (owner,) = context.owners
         episodes, draft = self.session(owner, sid)
         jobs = []
-        if self.ingest.settings.llm_provider != "none":  # the model's summary, later
+        if self.ingest.settings.llm_configured:  # the model's summary, later
             jobs = [distil_job(context, SUMMARIZE, [e.id for e in episodes], session_id=sid)]
         changes = self.ingest.drafts(context, [draft], self.summaries(owner, sid), jobs=jobs)
         return changes.current[0]
@@ -83,7 +83,7 @@ class Distil:
         pool.update((m.id, m) for m in self.store.get(sorted(parents)))
         drafts = reflect_on(pool.values(), scope=in_scope)
         jobs = []
-        if self.ingest.settings.llm_provider != "none" and in_scope:  # the model's lessons, later
+        if self.ingest.settings.llm_configured and in_scope:  # the model's lessons, later
             evidence = [
                 m for m in pool.values() if m.id in in_scope and m.kind not in GENERATED_KINDS
             ]

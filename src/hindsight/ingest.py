@@ -235,7 +235,7 @@ class Ingest:
         for memory in [*episodes, *derived]:
             memory.expires_at = expires_at
         queue = None
-        if self.settings.llm_provider != "none" and self.settings.llm_extract:
+        if self.settings.llm_configured and self.settings.llm_extract:
 
             def queue(written: Plan) -> list[QueuedJob]:
                 roles = [e.metadata["role"] for e in episodes]

@@ -279,7 +279,7 @@ def run(
     data = dataset.head(limit)
     tally = _Tally()
     base = datetime.now(UTC).replace(microsecond=0)
-    llm = settings.llm_provider != "none" and "hindsight" in systems
+    llm = settings.llm_configured and "hindsight" in systems
     # no worker thread: the offline figures are taken before any LLM work has run
     settings = settings.model_copy(update={"llm_worker": False})
     usage: dict[str, Any] | None = None

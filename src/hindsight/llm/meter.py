@@ -66,7 +66,7 @@ class Meter:
     @property
     def configured(self) -> bool:
         """Whether an LLM is configured at all (the provider is not ``none``)."""
-        return self.settings.llm_provider != "none"
+        return self.settings.llm_configured
 
     def model_for(self, operation: str) -> str | None:
         """The model ``operation`` uses: its own, else ``llm_model``, else the provider's."""
