@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
-from itertools import zip_longest
+from itertools import accumulate, pairwise, zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,12 @@ _RUN_ROWS = 3
 _GAP = RUN_GAP.total_seconds()
 
 
+def _same_run(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether two turns next to each other in a session, rows whose third to fifth
+    fields are speaker, source and observed at, are messages of one run."""
+    return tuple(a[2:4]) == tuple(b[2:4]) and abs(b[4] - a[4]) <= _GAP
+
+
 class _Turns:
     """A session's turns in order, to find a turn's neighbours. Each row is (row key,
     text, speaker, source, observed at); the messages of a run count as one turn."""
@@ -80,11 +86,8 @@ class _Turns:
     def __init__(self, rows: list[tuple[int, str, str | None, str, float]]) -> None:
         self.rows = rows
         self.keys = [row[0] for row in rows]
-        self.runs: list[int] = []  # the run each row is in, numbered in order
-        for i, (_, _, speaker, source, at) in enumerate(rows):
-            _, _, before, before_source, before_at = rows[i - 1] if i else rows[0]
-            new = (speaker, source) != (before, before_source) or at - before_at > _GAP
-            self.runs.append(self.runs[-1] + new if i else 0)
+        new_runs = (int(not _same_run(a, b)) for a, b in pairwise(rows))
+        self.runs = list(accumulate(new_runs, initial=0))  # the run each row is in, in order
 
     def around(self, key: int, n: int) -> list[tuple[int, str]]:
         """The turns of up to ``n`` runs before ``key``'s and of its own (nearest first),
@@ -116,17 +119,15 @@ def _run_side(
 ) -> tuple[list[int], bool]:
     """The keys of the turns that continue ``rows[at]``'s run on one side (``step`` -1 or
     1), at most ``reach``; and whether the rows ran out before the run did."""
-    _, _, speaker, source, _ = rows[at]
     out: list[int] = []
     i = at
     while len(out) < reach:
         if not 0 <= i + step < len(rows):
             return out, True
-        nxt = rows[i + step]
-        if nxt[2] != speaker or nxt[3] != source or abs(nxt[4] - rows[i][4]) > _GAP:
+        if not _same_run(rows[i], rows[i + step]):
             break
-        out.append(nxt[1])
         i += step
+        out.append(rows[i][1])
     return out, False
 
 
@@ -488,61 +489,25 @@ class SQLStore(Store):
                 )
             )
         following = {after[mid]: mid for mid in ids if after.get(mid) is not None}
-        if not following:
-            return {}
-        where, params = filter_sql(flt, owner=None)  # turns after the owners' own
-        among, values = self.db.among(list(following))
-        rows = self.db.read(
-            f"SELECT {COLUMNS}, rowid FROM memories AS m {self.db.by_key} "
-            f"WHERE rowid {among} AND {where}",
-            (*values, *params),
-        )
-        found = {m.id: m for m in self._memories([r[:-1] for r in rows])}
-        return {following[r[-1]]: found[r[0]] for r in rows}
+        found = self._episodes_by_key(following, flt) if following else {}
+        return {following[key]: memory for key, memory in found.items()}
 
     def run_mates(self, ids: Sequence[str], flt: Filter, *, reach: int) -> dict[str, list[Memory]]:
         # The rows right beside a turn tell whether it is in a run at all (in a chat of
         # two sides taking turns, none is); only a run that reaches past them, or a turn
         # whose neighbours are rows derived from it, is read further.
-        mates: dict[str, list[int]] = {}
-        todo, span = list(ids), 1
-        while todo:
-            longer = []
-            for mid, around in self._turns_near(todo, span).items():
-                around.sort(key=lambda r: r[1])
-                at = next(i for i, r in enumerate(around) if r[1] == r[0])
-                sides = [_run_side(around, at, step, reach) for step in (-1, 1)]
-                if span < reach * _ROWS_PER_TURN and any(
-                    len(keys) < reach and edge for keys, edge in sides
-                ):
-                    longer.append(mid)
-                    continue
-                nearest = zip_longest(*(keys for keys, _ in sides))
-                if run := [key for pair in nearest for key in pair if key is not None]:
-                    mates[mid] = run
-            todo, span = longer, reach * _ROWS_PER_TURN
-        keys = {key for found in mates.values() for key in found}
-        if not keys:
-            return {}
-        where, params = filter_sql(flt, owner=None)  # turns beside the owners' own
-        by_key: dict[int, Memory] = {}
-        for chunk in chunks(sorted(keys)):
-            among, values = self.db.among(chunk)
-            rows = self.db.read(
-                f"SELECT {COLUMNS}, rowid FROM memories AS m {self.db.by_key} "
-                f"WHERE rowid {among} AND {where}",
-                (*values, *params),
-            )
-            for memory, key in zip(self._memories([r[:-1] for r in rows]), rows, strict=True):
-                by_key[key[-1]] = memory
-        found = {mid: [by_key[k] for k in run if k in by_key] for mid, run in mates.items()}
-        return {mid: run for mid, run in found.items() if run}
+        mates, further = self._runs_within(ids, 1, reach)
+        if further:
+            mates.update(self._runs_within(further, reach * _ROWS_PER_TURN, reach)[0])
+        found = self._episodes_by_key({key for run in mates.values() for key in run}, flt)
+        runs = {mid: [found[key] for key in run if key in found] for mid, run in mates.items()}
+        return {mid: run for mid, run in runs.items() if run}
 
-    def _turns_near(
-        self, ids: Sequence[str], span: int
-    ) -> dict[str, list[tuple[int, int, str | None, str, float]]]:
-        """For each episode id, the episodes of its session within ``span`` rows of it
-        (itself too): (its row key, theirs, speaker, source, observed at)."""
+    def _runs_within(
+        self, ids: Sequence[str], span: int, reach: int
+    ) -> tuple[dict[str, list[int]], list[str]]:
+        """The row keys of each episode's run mates among the episodes within ``span``
+        rows of it, nearest first; and the ids whose run may reach past those rows."""
         near: dict[str, list[tuple[int, int, str | None, str, float]]] = {}
         for chunk in chunks(list(ids)):
             among, values = self.db.among(chunk)
@@ -555,7 +520,34 @@ class SQLStore(Store):
                 (span, span, *values),
             ):
                 near.setdefault(mid, []).append(tuple(turn))
-        return near
+        mates: dict[str, list[int]] = {}
+        further = []
+        for mid, around in near.items():
+            around.sort(key=lambda r: r[1])
+            at = next(i for i, r in enumerate(around) if r[1] == r[0])
+            sides = [_run_side(around, at, step, reach) for step in (-1, 1)]
+            if any(len(keys) < reach and ran_out for keys, ran_out in sides):
+                further.append(mid)
+            nearest = zip_longest(*(keys for keys, _ in sides))
+            if run := [key for pair in nearest for key in pair if key is not None]:
+                mates[mid] = run
+        return mates, further
+
+    def _episodes_by_key(self, keys: Collection[int], flt: Filter) -> dict[int, Memory]:
+        """The memories of these row keys that pass the filter (turns beside the owners'
+        own: the keys come from their sessions)."""
+        where, params = filter_sql(flt, owner=None)
+        found: dict[int, Memory] = {}
+        for chunk in chunks(sorted(keys)):
+            among, values = self.db.among(chunk)
+            rows = self.db.read(
+                f"SELECT {COLUMNS}, rowid FROM memories AS m {self.db.by_key} "
+                f"WHERE rowid {among} AND {where}",
+                (*values, *params),
+            )
+            memories = self._memories([r[:-1] for r in rows])
+            found.update(zip([r[-1] for r in rows], memories, strict=True))
+        return found
 
     # -- search ----------------------------------------------------------------
     def vector_search(
