@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from llm_servers import FakeLLM, fake_llm
 
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings, registry
@@ -135,3 +136,11 @@ def execute_sql(settings: Settings, sql: str) -> None:
 def hs(settings: Settings, embedder: Embeddings) -> Iterator[Hindsight]:
     with Hindsight(settings, embedder=embedder) as engine:
         yield engine
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLM]:
+    """A model outside the project, faked at its seam: a real HTTP server on loopback that
+    speaks the OpenAI and Anthropic protocols (see llm_servers)."""
+    with fake_llm() as fake:
+        yield fake

@@ -55,12 +55,6 @@ GOOD = {"facts": [{"content": "Alice lives in Paris.", "confidence": 0.9}]}
 ASK = [Message("user", "I live in Paris.")]
 
 
-@pytest.fixture
-def server() -> Iterator[FakeLLM]:
-    with fake_llm() as fake:
-        yield fake
-
-
 def make(
     server: FakeLLM, tmp_path: Path, provider: str = "openai", **settings: Any
 ) -> Iterator[LLM]:

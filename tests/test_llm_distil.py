@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llm_servers import FakeLLM, Seen, configured, fake_llm, openai_answer
+from llm_servers import FakeLLM, Seen, configured, openai_answer
 
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
@@ -23,12 +23,6 @@ ALICE = "user:alice"
 @pytest.fixture(params=["sqlite"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLM]:
-    with fake_llm() as fake:
-        yield fake
 
 
 @pytest.fixture

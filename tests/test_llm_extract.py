@@ -25,7 +25,6 @@ from llm_servers import (
     anthropic_answer,
     configured,
     error,
-    fake_llm,
     openai_answer,
 )
 from servers import live_server
@@ -58,12 +57,6 @@ class Clock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLM]:
-    with fake_llm() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llm_servers import FakeLLM, Reply, configured, error, fake_llm, openai_answer
+from llm_servers import FakeLLM, Reply, configured, error, openai_answer
 from servers import live_server
 
 from hindsight import Client, Hindsight, Settings
@@ -31,12 +31,6 @@ NOTES = [
 @pytest.fixture(params=["sqlite"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLM]:
-    with fake_llm() as fake:
-        yield fake
 
 
 @pytest.fixture

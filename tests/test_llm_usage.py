@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from llm_servers import FakeLLM, error, fake_llm, openai_answer
+from llm_servers import FakeLLM, error, openai_answer
 from servers import live_server
 
 from hindsight import Client, Hindsight, Settings
@@ -42,12 +42,6 @@ SCHEMA: dict[str, Any] = {
 }
 ASK = [Message("user", "I live in Paris.")]
 PRICES = {"m": {"prompt": 1.0, "completion": 2.0}}  # USD per million tokens
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLM]:
-    with fake_llm() as fake:
-        yield fake
 
 
 def llm_settings(settings: Settings, server: FakeLLM, **more: Any) -> Settings:
