@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,11 @@ from llm_servers import Reply, Seen, fake_llm, openai_answer
 
 from hindsight.bench import quality
 from hindsight.bench.datasets import (
+    Conversation,
+    Dataset,
+    Session,
+    Typing,
+    chat_typed,
     flatten_ids,
     load_beam,
     load_locomo,
@@ -242,6 +248,48 @@ def test_locomo_per_sentence_sends_each_sentence_as_a_message_and_keeps_the_evid
     assert data.turn_count == 12  # the loaded set is left as it was
 
 
+def test_chat_typed_types_turns_as_on_a_phone_and_leaves_the_questions(tmp_path: Path) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(locomo_fixture()))
+    data = load_locomo(path)
+    typed = chat_typed(data)
+    assert typed.name == "locomo-typed" and typed.questions == data.questions
+    before, after = list(data.conversations[0].turns), list(typed.conversations[0].turns)
+    assert [t.turn_id for t in after] == [t.turn_id for t in before]
+    assert [t.text for t in after] != [t.text for t in before]
+    assert [t.text for t in chat_typed(data).conversations[0].turns] == [t.text for t in after]
+    assert [t.text for t in chat_typed(data, seed=1).conversations[0].turns] != [
+        t.text for t in after
+    ]
+    assert data.conversations[0].sessions[0].turns[0].text.startswith("Hey Mel!")  # untouched
+
+    def typed_as(text: str, **habits: float) -> str:
+        turn = replace(before[0], text=text)
+        one = Dataset("one", [Conversation("c", [Session("s", [turn])])])
+        plain = {"lower": 0.0, "apostrophe": 0.0, "shorthand": 0.0, "stretch": 0.0, "typo": 0.0}
+        typing = Typing(**(plain | habits))
+        return next(chat_typed(one, typing).conversations[0].turns).text
+
+    line = "Thanks! I'm going to see you tomorrow, it's so exciting."
+    assert typed_as(line) == line
+    assert typed_as(line, shorthand=1.0) == "thx! I'm gonna see u tmrw, it's so exciting."
+    assert (
+        typed_as(line, lower=1.0, apostrophe=1.0)
+        == "thanks! im going to see you tomorrow, its so exciting"
+    )
+    assert re.fullmatch(
+        r"Thanks{3,5}! I'm going to see you tomorrow, it's so{3,5} exciting\.",
+        typed_as(line, stretch=1.0),
+    )
+    words = typed_as(line, typo=1.0).split()
+    for was, now in zip(line.split(), words, strict=True):
+        letters = sum(c.isalpha() for c in was)
+        if letters < 4:
+            assert now == was
+        else:  # one letter left out, doubled, swapped or hit beside; never the first
+            assert now != was and now[0] == was[0] and abs(len(now) - len(was)) <= 1
+
+
 def test_locomo_parsers() -> None:
     assert normalise_dia_id("D:11:26") == "D11:26"
     assert normalise_dia_id("D30:05") == "D30:5"
@@ -416,6 +464,11 @@ def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
     assert sentences.exit_code == 0, sentences.output
     split = json.loads(sentences.output)
     assert (split["dataset"], split["turns"], split["questions"]) == ("locomo-sentences", 14, 4)
+
+    typed = CliRunner().invoke(cli, [*args, "--per-sentence", "--typed", "--json"])
+    assert typed.exit_code == 0, typed.output
+    report = json.loads(typed.output)
+    assert (report["dataset"], report["turns"]) == ("locomo-sentences-typed", 14)
 
 
 def test_bench_locomo_with_an_llm_reports_both_and_what_the_llm_took(tmp_path: Path) -> None:

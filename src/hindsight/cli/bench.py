@@ -200,6 +200,7 @@ def _bench_quality(
     as_json: bool,
     out: Path | None,
     per_sentence: bool = False,
+    typed: bool = False,
 ) -> None:
     """Load a benchmark, run it in a store (temporary unless --home), print the report."""
     from hindsight.bench import datasets, quality
@@ -207,6 +208,8 @@ def _bench_quality(
     dataset = datasets.LOADERS[name](path, limit=limit)
     if per_sentence:
         dataset = datasets.per_sentence(dataset)
+    if typed:
+        dataset = datasets.chat_typed(dataset)
     with _store(app, "hs-q-", quality.work(dataset), name) as (settings, step):
         report = quality.run(settings, dataset, progress=step)
     _report(report.as_dict(), out, as_json, quality.table(report))
@@ -220,12 +223,24 @@ def _bench_quality(
     help="Send each turn as one message per sentence, in a row, as people type in chats "
     "(evidence: every message of its turns).",
 )
+@click.option(
+    "--typed",
+    is_flag=True,
+    help="Type each turn as people do on a phone: shorthand (u, bday), stretched words "
+    "(sooo), dropped capitals and apostrophes, and typos; the questions stay as written.",
+)
 @json_option
 @_out_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.pass_obj
 def bench_locomo(
-    app: App, limit: int | None, per_sentence: bool, as_json: bool, out: Path | None, path: Path
+    app: App,
+    limit: int | None,
+    per_sentence: bool,
+    typed: bool,
+    as_json: bool,
+    out: Path | None,
+    path: Path,
 ) -> None:
     """Turn-level recall on LoCoMo (PATH is its locomo10.json, or any file in its layout),
     against BM25 and dense.
@@ -236,7 +251,14 @@ def bench_locomo(
     fresh temporary store unless --home is given on the group.
     """
     _bench_quality(
-        app, "locomo", path, limit=limit, as_json=as_json, out=out, per_sentence=per_sentence
+        app,
+        "locomo",
+        path,
+        limit=limit,
+        as_json=as_json,
+        out=out,
+        per_sentence=per_sentence,
+        typed=typed,
     )
 
 
