@@ -206,6 +206,12 @@ def test_similar_texts_about_different_numbers_or_names_stay_apart(hs: Hindsight
             "Caroline has been there, Caroline would go, Caroline will see",
         ),
         ("Is it mine? I am fine, IT works", "Is it Caroline's? Caroline is fine, IT works"),
+        # typed in a chat, without apostrophes; "Id" and "ill" are words of their own
+        (
+            "im sure, Ive been, ill be there, Id card",
+            "Caroline is sure, Caroline has been, ill be there, Id card",
+        ),
+        ("Imagine my image", "Imagine Caroline's image"),
     ],
 )
 def test_a_named_speakers_turn_is_embedded_in_the_third_person(text: str, embedded: str) -> None:

@@ -26,7 +26,7 @@ from hindsight.store.base import QueuedJob
 Vector = npt.NDArray[np.float32]
 _WORD = re.compile(r"\w+")
 _FIRST_PERSON = re.compile(
-    r"\b(?:I['\u2019](?:m|ve|d|ll)|I am|I|me|my|mine|myself)\b", re.IGNORECASE
+    r"\b(?:I['\u2019]?(?:m|ve)|I['\u2019](?:d|ll)|I am|I|me|my|mine|myself)\b", re.IGNORECASE
 )
 _AS_NAMED = {"m": "{} is", "ve": "{} has", "d": "{} would", "ll": "{} will"}
 
@@ -64,9 +64,9 @@ def in_third_person(text: str, name: str) -> str:
             return f"{name}'s"
         if low == "i am":
             return f"{name} is"
-        if len(word) > 2 and word[1] in "'\u2019":
-            return _AS_NAMED[low[2:]].format(name)
-        return name
+        if low in ("i", "me", "myself"):
+            return name
+        return _AS_NAMED[low[1:].lstrip("'\u2019")].format(name)  # I'm, Im, I've, Ive ...
 
     return _FIRST_PERSON.sub(named, text)
 
