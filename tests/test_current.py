@@ -10,7 +10,7 @@ from test_cli import OWNER, retain, run_json
 
 from hindsight import Hindsight, Kind, Status
 from hindsight.models import ChannelHit, Explanation, Memory, Provenance, RecallResult, Source
-from hindsight.recall import current_first, fuse_minmax
+from hindsight.recall import current_first, fuse_minmax, successors_first
 from hindsight.store.keyword import query_terms, text_terms
 
 
@@ -100,6 +100,27 @@ QUERY = "What is the test coverage percentage for my API integration module?"
 def _order(results: list[RecallResult]) -> list[str]:
     ranked = current_first(results, query_terms(QUERY), text_terms)
     return [r.memory.id for r in ranked]
+
+
+def test_what_superseded_a_turns_value_reads_before_the_turn_however_close_the_scores() -> None:
+    results = [
+        _result("paris", "I live in Paris and I love jazz", 0.826, 0),
+        _result("berlin", "User moved to Berlin", 0.825, 5),
+        _result("lisbon", "User moved to Lisbon", 0.5, 6),
+        _result("jazz", "User loves jazz", 0.4, 0),
+    ]
+    successors = {"paris": {"berlin", "lisbon", "elsewhere"}, "jazz": {"paris"}}
+    ranked = successors_first(results, successors)
+    assert [r.memory.id for r in ranked] == ["berlin", "lisbon", "paris", "jazz"]
+    assert ranked[0].explanation.boosts["update"] > 1  # the explanation says why
+    assert successors_first(ranked, successors) == ranked  # already in order: unmoved
+    fresh = [
+        _result("paris", "I live in Paris", 0.9, 0),
+        _result("berlin", "User moved to Berlin", 0.8, 5),
+        _result("lisbon", "User moved to Lisbon", 0.7, 6),
+    ]
+    windowed = successors_first(fresh, {"paris": {"berlin", "lisbon"}}, window=2)
+    assert [r.memory.id for r in windowed] == ["berlin", "paris", "lisbon"]  # in the window only
 
 
 def test_a_newer_statement_of_a_change_moves_above_the_older() -> None:

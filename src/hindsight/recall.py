@@ -319,15 +319,49 @@ def current_first(
                 and not _named_only_by(old, new, about)
                 and (changed or _updates(new.memory.content, old.memory.content))
             ):
-                # just above the older one, in the order the lifted had among themselves
-                lifted = old.score * (1 + 1e-3 * new.score / old.score)
-                new.explanation.boosts["update"] = lifted / new.score
-                new.score = new.explanation.final = lifted
+                _lift_above(new, old)
                 moved = True
                 break
     if moved:
         results = sorted(results, key=lambda r: (-r.score, r.memory.id))
     return results
+
+
+def successors_first(
+    results: list[RecallResult],
+    successors: Mapping[str, Collection[str]],
+    *,
+    window: int = UPDATE_WINDOW,
+) -> list[RecallResult]:
+    """Put a memory that superseded a value a turn stated just above that turn.
+
+    ``successors`` maps a turn's id to the memories that superseded the values derived
+    from it ("User moved to Berlin", for "I live in Paris and I love jazz"). Among the
+    first ``window`` results, such a memory ranked below its turn moves just above it:
+    what is true now is read before what was, however close their scores. Only the order
+    changes, and the explanation says so (the ``update`` boost).
+    """
+    top = results[:window]
+    position = {r.memory.id: i for i, r in enumerate(top)}
+    moved = False
+    for old in top:
+        for new in sorted(
+            (top[position[s]] for s in successors.get(old.memory.id, ()) if s in position),
+            key=lambda r: (-r.score, r.memory.id),
+        ):
+            if old.score >= new.score > 0:
+                _lift_above(new, old)
+                moved = True
+    if moved:
+        results = sorted(results, key=lambda r: (-r.score, r.memory.id))
+    return results
+
+
+def _lift_above(new: RecallResult, old: RecallResult) -> None:
+    """Score ``new`` just above ``old``, keeping the order the lifted had among themselves."""
+    lifted = old.score * (1 + 1e-3 * new.score / old.score)
+    new.explanation.boosts["update"] = lifted / new.score
+    new.score = new.explanation.final = lifted
 
 
 def _named_only_by(

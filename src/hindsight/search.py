@@ -33,6 +33,7 @@ from hindsight.recall import (
     pack,
     rank_channels,
     score,
+    successors_first,
 )
 from hindsight.store import Filter, Store
 from hindsight.store.keyword import query_terms, text_terms
@@ -112,6 +113,7 @@ class Search:
         ranked["reply"] = self._lift_replies(fused, found, best, flt)
         lead = sorted(fused, key=lambda mid: (-fused[mid], mid))[:k]  # replies lifted too
         ranked["run"] = self._lift_runs(fused, found, lead, flt)
+        outdated, successors = self._outdated(best)
         scored = score(
             found,
             ranked,
@@ -120,7 +122,7 @@ class Search:
             now=now,
             rerank=self.rerank,
             period=period,
-            outdated=self._outdated(best),
+            outdated=outdated,
         )
         if flt.min_confidence is not None:
             # the store kept stored confidence >= the bound (decay only lowers it); what a
@@ -133,17 +135,25 @@ class Search:
             ]
         if self.guard is not None:
             scored = screen(scored, self.guard, window=max(2 * k, 20))
+        scored = successors_first(scored, successors)
         scored = current_first(scored, query_terms(query), text_terms)
         results = pack(scored, k=k, token_budget=token_budget)
         self.note_access([r.memory.id for r in results], now)
         return results
 
-    def _outdated(self, best: list[Memory]) -> dict[str, float]:
-        """Of each turn among ``best``, the share of the values it stated (memories of an
-        attribute derived from it) that were since superseded."""
+    def _outdated(self, best: list[Memory]) -> tuple[dict[str, float], dict[str, set[str]]]:
+        """Of each turn among ``best`` that stated a value since superseded (a memory of
+        an attribute derived from it), the share of its values superseded, and the
+        memories that superseded them."""
         turns = [m.id for m in best if m.kind is Kind.EPISODE]
         stated = self.store.stated_values(turns) if turns else {}
-        return {turn: sum(gone) / len(gone) for turn, gone in stated.items() if any(gone)}
+        shares: dict[str, float] = {}
+        successors: dict[str, set[str]] = {}
+        for turn, by in stated.items():
+            gone = [s for s in by if s]
+            if gone:
+                shares[turn], successors[turn] = len(gone) / len(by), set(gone)
+        return shares, successors
 
     def _lift_replies(
         self, fused: dict[str, float], found: dict[str, Memory], best: list[Memory], flt: Filter

@@ -376,9 +376,9 @@ class Store(abc.ABC):
         """Memories directly derived from any of these ids."""
 
     @abc.abstractmethod
-    def stated_values(self, parent_ids: Sequence[str]) -> dict[str, list[bool]]:
-        """Of each of these ids, whether each memory of an attribute derived from it was
-        superseded since (ids without any are left out)."""
+    def stated_values(self, parent_ids: Sequence[str]) -> dict[str, list[str | None]]:
+        """Of each of these ids, for each memory of an attribute derived from it, the id of
+        the memory that superseded it since, or None (ids without any are left out)."""
 
     @abc.abstractmethod
     def derived_closure(self, ids: Sequence[str], *, quoting: Collection[Kind] = ()) -> list[str]:

@@ -743,17 +743,17 @@ class SQLStore(Store):
             )
         return self.get(ids)
 
-    def stated_values(self, parent_ids: Sequence[str]) -> dict[str, list[bool]]:
-        out: dict[str, list[bool]] = {}
+    def stated_values(self, parent_ids: Sequence[str]) -> dict[str, list[str | None]]:
+        out: dict[str, list[str | None]] = {}
         for chunk in chunks(list(parent_ids)):
             among, values = self.db.among(chunk)
             for parent, superseded in self.db.read(
-                "SELECT d.parent, m.superseded_by IS NOT NULL FROM derivations d "
+                "SELECT d.parent, m.superseded_by FROM derivations d "
                 f"JOIN memories m ON m.id = d.child WHERE d.parent {among} "
                 "AND m.attribute IS NOT NULL",
                 values,
             ):
-                out.setdefault(parent, []).append(bool(superseded))
+                out.setdefault(parent, []).append(superseded)
         return out
 
     def derived_closure(self, ids: Sequence[str], *, quoting: Collection[Kind] = ()) -> list[str]:
