@@ -544,15 +544,16 @@ _STRETCHABLE: Final = re.compile(
     re.IGNORECASE,
 )
 _KEYBOARD: Final = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_KEYS: Final = {
+    key: (row, col) for row, keys in enumerate(_KEYBOARD) for col, key in enumerate(keys)
+}
 _NEIGHBOURS: Final = {
-    c: "".join(
-        row2[j]
-        for r2, row2 in enumerate(_KEYBOARD)
-        for j in range(len(row2))
-        if abs(r2 - r) <= 1 and abs(j - i) <= 1 and (r2, j) != (r, i)
+    key: "".join(
+        other
+        for other, (r, c) in _KEYS.items()
+        if other != key and abs(r - row) <= 1 and abs(c - col) <= 1
     )
-    for r, row in enumerate(_KEYBOARD)
-    for i, c in enumerate(row)
+    for key, (row, col) in _KEYS.items()
 }
 _LONG_WORD: Final = re.compile(r"\b[A-Za-z]{4,}\b")
 
@@ -621,5 +622,4 @@ def _typo(word: str, rng: random.Random) -> str:
         return word[:i] + word[i] + word[i:]
     if kind == 2 and i < len(word) - 1 and word[i] != word[i + 1]:  # swapped with the next
         return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-    near = _NEIGHBOURS.get(word[i].lower(), word[i])
-    return word[:i] + rng.choice(near) + word[i + 1 :]
+    return word[:i] + rng.choice(_NEIGHBOURS[word[i].lower()]) + word[i + 1 :]
