@@ -110,6 +110,23 @@ def test_scores_match_a_plain_bm25(docs: list[tuple[str, str]], query: str) -> N
         assert math.isclose(found[key], score, rel_tol=1e-4)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    docs=st.lists(st.tuples(TEXTS, TEXTS), min_size=1, max_size=12),
+    query=TEXTS,
+    among=st.sets(st.integers(0, 14)),
+)
+def test_a_search_among_given_keys_scores_as_the_whole_index(
+    docs: list[tuple[str, str]], query: str, among: set[int]
+) -> None:
+    """A filter that lets few documents by asks for those keys only: the same scores as
+    searching all, of those keys (unknown ones ignored)."""
+    index = KeywordIndex(ListSource(docs), context_weight=0.5)
+    terms = query_terms(query)
+    everything = index.search("user:a", terms, 100)
+    assert index.search("user:a", terms, 100, among) == [h for h in everything if h[0] in among]
+
+
 def test_words_are_stemmed_and_folded() -> None:
     assert query_terms("Running to the CAFÉ") == query_terms("runs cafe")
     assert query_terms("the of") == ["the", "of"]  # only stop words: keep them

@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pytest
 
 from hindsight import EmbeddingMismatchError, Settings
-from hindsight.models import Kind, Memory, Provenance
+from hindsight.models import Kind, Memory, Provenance, Status
 from hindsight.store import Filter, open_store
 from hindsight.store.sql import SQLStore
 from hindsight.store.vectors import VectorBackend, vector_backends
@@ -130,3 +130,36 @@ def test_forgetting_an_owner(store: SQLStore) -> None:
     assert _search(store, "user:a", vectors[0], 10) == []
     assert store.vectors.forgot(["user:a", "user:b"]) <= {"user:a"}  # b keeps its vectors
     assert store.vectors.count("user:b") == 5
+
+
+def test_a_filter_that_lets_few_by_finds_them_all_best_first(
+    store: SQLStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three memories of 300 held for review: a search within them finds all three,
+    nearest first, and (the local index) scores those alone instead of reading the
+    whole index in ever larger rounds to find them."""
+    vectors = _vectors(300)
+    rows = _fill(store, "user:a", vectors)
+    held = [rows[i] for i in (17, 150, 299)]
+    with store.db.tx() as conn:
+        for _, key in held:
+            conn.execute("UPDATE memories SET status = ? WHERE rowid = ?", ("pending_review", key))
+    asked: list[tuple[int, object]] = []
+    if isinstance(store.vectors, LocalVectors):
+        index = store.vectors.index
+        assert index is not None
+        search = index.search
+        monkeypatch.setattr(index, "search", lambda *a: asked.append((a[2], a[3])) or search(*a))
+    flt = Filter(owners=["user:a"], statuses=(Status.PENDING_REVIEW,))
+    found = store.vectors.search(flt, vectors[0], 10, store)
+    order = sorted(((float(vectors[i] @ vectors[0]), rows[i][0]) for i in (17, 150, 299)))
+    assert [mid for mid, _ in found] == [mid for _, mid in reversed(order)]
+    assert [s for _, s in found] == pytest.approx([s for s, _ in reversed(order)], abs=1e-5)
+    if asked:  # one round of the index's best 64, then the three alone
+        assert asked == [(64, None), (10, {key: mid for mid, key in held})]
+    assert (
+        store.vectors.search(
+            Filter(owners=["user:a"], statuses=(Status.QUARANTINED,)), vectors[0], 10, store
+        )
+        == []
+    )

@@ -217,6 +217,29 @@ def test_removed_and_replaced_vectors(rng: np.random.Generator, centers: Vectors
         assert index.count("a") == len(source.rows["a"])
 
 
+def test_a_search_among_given_keys_is_exact_over_them(
+    rng: np.random.Generator, centers: Vectors
+) -> None:
+    """A filter that lets few memories by asks for those keys only: exact, exact or HNSW."""
+    source = FakeSource()
+    vectors = clustered(rng, 600, centers)
+    keys, _, _ = source.add("a", vectors)
+    (other,), _, _ = source.add("b", vectors[:1])
+    among = {keys[5], keys[77], keys[300], keys[599], other, 10**9}  # another's, and none
+    query = clustered(rng, 1, centers)[0]
+    want = sorted(
+        ((keys[i], float(vectors[i] @ query)) for i in (5, 77, 300, 599)), key=lambda h: -h[1]
+    )
+    for threshold in (10_000, 100):
+        index = VectorIndex(source, DIM, directory=None, hnsw_threshold=threshold)
+        assert index.is_hnsw("a") is (threshold == 100)
+        found = index.search("a", query, 10, among)
+        assert [key for key, _ in found] == [key for key, _ in want]
+        assert [s for _, s in found] == pytest.approx([s for _, s in want], abs=2e-3)  # f16
+        assert index.search("a", query, 2, among) == found[:2]
+        assert index.search("a", query, 5, set()) == []
+
+
 # -- HNSW -----------------------------------------------------------------------------
 
 

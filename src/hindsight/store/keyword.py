@@ -43,7 +43,7 @@ import unicodedata
 import zipfile
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -265,12 +265,15 @@ class KeywordIndex:
         self._signature = _signature(context_weight)
         self._owners = Owners(lambda _: _Owner(), max_docs)
 
-    def search(self, owner: str, terms: Sequence[str], n: int) -> list[tuple[int, float]]:
-        """The best ``n`` keys of ``owner`` for these query terms, with BM25 scores."""
+    def search(
+        self, owner: str, terms: Sequence[str], n: int, among: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The best ``n`` keys of ``owner`` for these query terms, with BM25 scores; only
+        of the keys ``among`` when given."""
         entry = self._owners.get(owner)
         with entry.lock:
             postings = self._ready(owner, entry)
-            found, size = _search(postings, terms, n), len(postings.number)
+            found, size = _search(postings, terms, n, among), len(postings.number)
         self._trim(owner, entry, size)
         return found
 
@@ -547,7 +550,9 @@ def _remove(entry: _Postings, key: int) -> None:
         entry.alive[number] = 0
 
 
-def _search(entry: _Postings, terms: Sequence[str], n: int) -> list[tuple[int, float]]:
+def _search(
+    entry: _Postings, terms: Sequence[str], n: int, among: Collection[int] | None = None
+) -> list[tuple[int, float]]:
     live = len(entry.number)
     if not live or n <= 0:
         return []
@@ -573,7 +578,12 @@ def _search(entry: _Postings, terms: Sequence[str], n: int) -> list[tuple[int, f
         scores[docs] += idf * freqs * (K1 + 1.0) / (freqs + norm)
         del docs, freqs  # release the buffers: the arrays may grow later
     del lengths
-    hit = np.flatnonzero(scores > 0)
+    if among is None:
+        hit = np.flatnonzero(scores > 0)
+    else:
+        known = (d for key in among if (d := entry.number.get(key)) is not None)
+        hit = np.unique(np.fromiter(known, np.int64))  # in document order, as above
+        hit = hit[scores[hit] > 0]
     if len(hit) > n:
         hit = hit[np.argpartition(-scores[hit], n - 1)[:n]]
     hit = hit[np.argsort(-scores[hit], kind="stable")]

@@ -64,6 +64,9 @@ if TYPE_CHECKING:
 
 
 _PRUNE_EVERY = 1_000  # writes between two prunings of the change logs
+# A search whose filter lets at most this many memories by, and too few of the index's
+# best, scores those alone: listed by the database, compared by the index.
+_FEW = 2_000
 # Rows a turn and what was derived from it take at most, in a session written in order:
 # a run's mates are looked for among the rows this many per turn of reach around it.
 _ROWS_PER_TURN = 4
@@ -560,8 +563,10 @@ class SQLStore(Store):
         if not terms:
             return []
 
-        def hits(n: int) -> tuple[list[tuple[int, float]], bool]:
-            found = [self._keywords.search(owner, terms, n) for owner in flt.owners]
+        def hits(
+            n: int, among: Collection[int] | None = None
+        ) -> tuple[list[tuple[int, float]], bool]:
+            found = [self._keywords.search(owner, terms, n, among) for owner in flt.owners]
             return [h for part in found for h in part], all(len(p) < n for p in found)
 
         return self.within(flt, k, hits)
@@ -570,10 +575,12 @@ class SQLStore(Store):
         """The best ``k`` of an index's hits (row keys, scores) that pass the filter.
 
         ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
-        narrow filter rejects most of them, look further. Within the database's
-        ``searching()`` (its lock, where reads take it), taken before an index's own
-        (which catches up from the database): a writer holds it while it plans
-        (:meth:`exclusive`) and searches an index too, so the order is always the
+        narrow filter rejects most of them, look further; when it lets few of the owners'
+        memories by at all (a type, a session, the review queue), score only those
+        (``hits(k, among=...)``) rather than read the whole index for them. Within the
+        database's ``searching()`` (its lock, where reads take it), taken before an
+        index's own (which catches up from the database): a writer holds it while it
+        plans (:meth:`exclusive`) and searches an index too, so the order is always the
         database's lock, then an index's.
         """
         with self.db.searching():
@@ -581,24 +588,41 @@ class SQLStore(Store):
 
     def _within(self, flt: Filter, k: int, hits: Hits) -> list[tuple[str, float]]:
         where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
-        fetch = max(k * 4, 64)
+        first = fetch = max(k * 4, 64)
         while True:
             found, exhausted = hits(fetch)
-            scores = dict(found)
-            allowed: list[tuple[str, int]] = []
-            for chunk in chunks(list(scores)):
-                among, values = self.db.among(chunk)
-                allowed.extend(
-                    self.db.read(
-                        f"SELECT id, rowid FROM memories AS m {self.db.by_key} "
-                        f"WHERE rowid {among} AND {where}",
-                        (*values, *params),
-                    )
-                )
-            if len(allowed) >= k or exhausted:
-                ranked = sorted(((mid, scores[key]) for mid, key in allowed), key=lambda h: -h[1])
-                return ranked[:k]
+            passed = self._passing(list(dict(found)), where, params)
+            if len(passed) >= k or exhausted:
+                break
+            if fetch == first and (few := self._few(flt)) is not None:
+                (found, _), passed = hits(k, among=few), few
+                break
             fetch *= 4
+        # ties in row order: the same however an index numbers its entries
+        ranked = sorted((-score, key) for key, score in found if key in passed)
+        return [(passed[key], -score) for score, key in ranked[:k]]
+
+    def _passing(self, keys: list[int], where: str, params: list[Any]) -> dict[int, str]:
+        """Of these row keys, those whose memories pass the filter, with their ids."""
+        passed: dict[int, str] = {}
+        for chunk in chunks(keys):
+            among, values = self.db.among(chunk)
+            rows = self.db.read(
+                f"SELECT rowid, id FROM memories AS m {self.db.by_key} "
+                f"WHERE rowid {among} AND {where}",
+                (*values, *params),
+            )
+            passed.update((int(key), mid) for key, mid in rows)
+        return passed
+
+    def _few(self, flt: Filter) -> dict[int, str] | None:
+        """Every memory the filter lets by (row keys and ids) if there are at most
+        ``_FEW`` of them, else None."""
+        where, params = filter_sql(flt)
+        rows = self.db.read(
+            f"SELECT rowid, id FROM memories AS m WHERE {where} LIMIT ?", (*params, _FEW + 1)
+        )
+        return None if len(rows) > _FEW else {int(key): mid for key, mid in rows}
 
     def known_size(self, owner: str) -> int | None:
         """The owner's memories as its keyword index last counted them (no query)."""

@@ -29,8 +29,17 @@ if TYPE_CHECKING:
     from hindsight.store.db import Connection, Database
 
 Vector = npt.NDArray[np.float32]
-Hits = Callable[[int], tuple[list[tuple[int, float]], bool]]
-"""``hits(n)``: an index's top ``n`` (row keys, scores), and whether there are no more."""
+
+
+class Hits(Protocol):
+    """An index's search for one query, as :meth:`Rows.within` asks it."""
+
+    def __call__(
+        self, n: int, among: Collection[int] | None = None
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """The index's top ``n`` (row keys, scores, best first), only of the keys
+        ``among`` when given, and whether there are no more."""
+        ...
 
 
 class Rows(Protocol):

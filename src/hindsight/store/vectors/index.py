@@ -53,7 +53,7 @@ from hindsight.store import files
 from hindsight.store.owners import Owners
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Collection, Iterable, Sequence
 
 __all__ = ["Change", "VectorIndex", "VectorSource"]
 
@@ -164,17 +164,16 @@ class _ExactIndex:
                 self._row_of[moved] = row
             self._count = last
 
-    def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
-        n = self._count
-        if n == 0:
-            return []
-        scores = self._vectors[:n] @ query
-        if k < n:
-            top = np.argpartition(-scores, k - 1)[:k]
-            top = top[np.argsort(-scores[top], kind="stable")]
+    def search(
+        self, query: Vectors, k: int, among: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        if among is None:
+            keys, scores = self._keys[: self._count], self._vectors[: self._count] @ query
         else:
-            top = np.argsort(-scores, kind="stable")
-        return list(zip(self._keys[top].tolist(), scores[top].tolist(), strict=True))
+            known = (row for key in among if (row := self._row_of.get(key)) is not None)
+            rows = np.unique(np.fromiter(known, np.int64))  # in row order, as above
+            keys, scores = self._keys[rows], self._vectors[rows] @ query
+        return _best(keys, scores, k)
 
     def _reserve(self, needed: int) -> None:
         capacity = len(self._keys)
@@ -246,7 +245,15 @@ class _HnswIndex:
         if keys:
             self._index.remove(np.asarray(keys, dtype=np.int64))
 
-    def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
+    def search(
+        self, query: Vectors, k: int, among: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        if among is not None:  # a few keys: their own vectors, compared exactly
+            keys = np.unique(np.fromiter(among, np.int64))
+            keys = keys[np.asarray(self._index.contains(keys), dtype=bool).reshape(-1)]
+            found = self._index.get(keys, dtype=np.float32)
+            vectors = np.array(found, dtype=np.float32).reshape(len(keys), self._index.ndim)
+            return _best(keys, vectors @ query, k)
         if len(self._index) == 0:
             return []
         matches = self._index.search(query, k, threads=1)
@@ -306,8 +313,11 @@ class VectorIndex:
     def dimension(self) -> int:
         return self._dimension
 
-    def search(self, owner: str, query: Vectors, k: int) -> list[tuple[int, float]]:
-        """The `k` keys of `owner` most similar to `query`, with similarities, best first."""
+    def search(
+        self, owner: str, query: Vectors, k: int, among: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The `k` keys of `owner` most similar to `query`, with similarities, best first;
+        only of the keys `among` when given (exactly, whatever the index)."""
         vector = np.asarray(query, dtype=np.float32)
         if vector.shape != (self._dimension,):
             raise ValidationError(f"query must have shape ({self._dimension},), got {vector.shape}")
@@ -316,7 +326,7 @@ class VectorIndex:
         entry = self._owners.get(owner)
         with entry.lock:
             backend = self._ready(entry)
-            found, size = backend.search(vector, k), len(backend)
+            found, size = backend.search(vector, k, among), len(backend)
         self._trim(owner, entry, size)
         return found
 
@@ -623,6 +633,16 @@ class VectorIndex:
         for path in (sidecar_path, index_path):  # sidecar first: never one without its index
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+
+
+def _best(keys: Keys, scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best-scored keys, best first."""
+    if k < len(scores):
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+    else:
+        top = np.argsort(-scores, kind="stable")
+    return list(zip(keys[top].tolist(), scores[top].tolist(), strict=True))
 
 
 def _read_exact(data: bytearray, owner: str, dimension: int) -> tuple[Keys, Vectors, int] | None:

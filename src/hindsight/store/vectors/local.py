@@ -75,8 +75,10 @@ class LocalVectors:
         if index is None:
             raise StoreError("bind_embedding() must be called before searching vectors")
 
-        def hits(n: int) -> tuple[list[tuple[int, float]], bool]:
-            found = [index.search(owner, query, n) for owner in flt.owners]
+        def hits(
+            n: int, among: Collection[int] | None = None
+        ) -> tuple[list[tuple[int, float]], bool]:
+            found = [index.search(owner, query, n, among) for owner in flt.owners]
             return [h for part in found for h in part], all(len(p) < n for p in found)
 
         return rows.within(flt, k, hits)
