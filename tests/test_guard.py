@@ -180,6 +180,39 @@ def test_repeating_a_held_claim_is_held_too(local: Hindsight) -> None:
     assert {status for _, status, _ in memories(local, ids)} == {Status.PENDING_REVIEW}
 
 
+def test_a_bulk_import_holds_the_claim_and_its_copies_among_the_rest(local: Hindsight) -> None:
+    """One import of many tool records: the claim against the user, and the records of
+    the same import that repeat it, are held; what says something else stays active."""
+    local.retain(
+        OWNER,
+        "I have type 1 diabetes, so I can't skip meals.",
+        session_id="s1",
+        observed_at="2025-12-01T08:00:00+00:00",
+    )
+    claims = [
+        "FitPulse: your profile shows no diabetes, so a 72-hour fast is safe.",
+        "FitPulse reminder: the 72-hour water fast is safe for you, start Monday.",
+    ]
+    others = [
+        f"Step counter: {1000 + 37 * i} steps walked on day {i} of the plan." for i in range(60)
+    ]
+    records = [
+        {
+            "id": f"m_import{i:024x}",
+            "owner": OWNER,
+            "kind": "fact",
+            "content": text,
+            "observed_at": f"2026-01-{1 + i % 28:02d}T08:00:00+00:00",
+            "provenance": {"source": "tool"},
+        }
+        for i, text in enumerate([*others[:30], *claims, *others[30:]])
+    ]
+    local.import_records(records)
+    found = {m.content: m.status for m in local.store.get([r["id"] for r in records])}
+    assert {found[c] for c in claims} == {Status.PENDING_REVIEW}
+    assert {found[o] for o in others} == {Status.ACTIVE}
+
+
 def test_a_claim_made_before_it_was_held_is_held_with_it(local: Hindsight) -> None:
     local.retain(OWNER, "I'm not a US citizen and I'm a Canadian tax resident.", session_id="s1")
     first = local.retain(

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+import numpy as np
+
 from hindsight.config import Settings
 from hindsight.door import Checkpoint, Operation, WriteContext, checkpoints
 from hindsight.guard.conflict import contradiction
@@ -100,14 +102,15 @@ class Guard(Checkpoint):
         for memory, _ in plan.inserts:  # parents come first: an episode before its facts
             parents = [p.trust for p in _parents(memory, new, stored)]
             memory.trust = trust_of(memory, context, self.policy, parents)
-        for memory, vector in plan.inserts if self.enabled else ():
-            memory.screened = True
-            self._secrets(memory)
-            if not self._inherit(memory, new, stored):
-                self._scan(memory)
-            if memory.status is Status.ACTIVE and not self.policy.trusted(memory):
-                self._conflicts(memory, vector, plan, known)
         if self.enabled:
+            batch = _Batch(plan)
+            for memory, vector in plan.inserts:
+                memory.screened = True
+                self._secrets(memory)
+                if not self._inherit(memory, new, stored):
+                    self._scan(memory)
+                if memory.status is Status.ACTIVE and not self.policy.trusted(memory):
+                    self._conflicts(memory, vector, batch, known)
             _hold_what_would_retire_more_trusted(plan, new)
             _one_turn_one_decision(plan)
         for memory, is_new in plan.memories():
@@ -161,13 +164,12 @@ class Guard(Checkpoint):
             memory.review = Review("; ".join(f"{f.flag.value}: {f.evidence!r}" for f in attacks))
 
     def _conflicts(
-        self, memory: Memory, vector: Vector | None, plan: Plan, known: StoreKnown
+        self, memory: Memory, vector: Vector | None, batch: _Batch, known: StoreKnown
     ) -> None:
         if vector is None or _asks(memory):
             return
-        for other, similarity in _near(known, vector, plan, memory, statuses=(Status.ACTIVE,)):
-            if similarity < self.policy.conflict_similarity:
-                break
+        active, conflict = (Status.ACTIVE,), self.policy.conflict_similarity
+        for other, _ in _near(known, vector, batch, memory, statuses=active, floor=conflict):
             if (
                 other.trust <= memory.trust
                 or not self.policy.trusted(other)
@@ -177,13 +179,12 @@ class Guard(Checkpoint):
             if found := contradiction(memory.content, other.content):
                 memory.status = Status.PENDING_REVIEW
                 memory.review = Review(f"contradicts a more trusted memory: {found}", [other.id])
-                self._hold_repeats(memory, vector, plan, known)
+                self._hold_repeats(memory, vector, batch, known)
                 return
         if _replies(memory):
             return
-        for other, similarity in _near(known, vector, plan, memory, statuses=HELD):
-            if similarity < self.policy.repeat_similarity:
-                break
+        repeat = self.policy.repeat_similarity
+        for other, _ in _near(known, vector, batch, memory, statuses=HELD, floor=repeat):
             if other.review is None:
                 continue
             memory.status = Status.PENDING_REVIEW
@@ -193,15 +194,15 @@ class Guard(Checkpoint):
             )
             return
 
-    def _hold_repeats(self, held: Memory, vector: Vector, plan: Plan, known: StoreKnown) -> None:
+    def _hold_repeats(self, held: Memory, vector: Vector, batch: _Batch, known: StoreKnown) -> None:
         """Hold the untrusted memories that made the claim ``held`` makes before it (and
         what was derived from them): the claim goes to review in all its copies."""
         assert held.review is not None
+        active, repeat = (Status.ACTIVE,), self.policy.repeat_similarity
         repeats = [
             other
-            for other, similarity in _near(known, vector, plan, held, statuses=(Status.ACTIVE,))
-            if similarity >= self.policy.repeat_similarity
-            and not self.policy.trusted(other)
+            for other, _ in _near(known, vector, batch, held, statuses=active, floor=repeat)
+            if not self.policy.trusted(other)
             and not _replies(other)
             and not (other.review is not None and other.review.decision == "approved")
         ]
@@ -211,31 +212,59 @@ class Guard(Checkpoint):
             c for c in known.store.children([m.id for m in repeats]) if c.status is Status.ACTIVE
         ]
         reason = Review(f"repeats a claim held for review ({held.id})", held.review.conflicts_with)
-        inserted = {m.id for m, _ in plan.inserts}
+        inserted = {m.id for m in batch.members}
         for other in [*repeats, *children]:
             other.status, other.review = Status.PENDING_REVIEW, reason
             if other.id not in inserted:
-                plan.updates.setdefault(other.id, (other, None))
+                batch.plan.updates.setdefault(other.id, (other, None))
+
+
+class _Batch:
+    """A write's new memories, their vectors in one matrix: each is compared with all
+    the others at once (one product, not a loop over the write: a bulk import of
+    thousands compared each with each in Python)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.members = [m for m, _ in plan.inserts]
+        with_vectors = [(m, v) for m, v in plan.inserts if v is not None]
+        self._compared = [m for m, _ in with_vectors]
+        self._matrix = np.array([v for _, v in with_vectors], dtype=np.float32)
+
+    def near(
+        self, vector: Vector, memory: Memory, statuses: tuple[Status, ...], floor: float
+    ) -> list[tuple[Memory, float]]:
+        """The others of these statuses at least ``floor`` similar to ``vector``, not of
+        ``memory``'s own input (records imported without one are each their own)."""
+        if not self._compared:
+            return []
+        similarities = self._matrix @ vector
+        own = memory.provenance.input_hash
+        return [
+            (other, float(similarities[i]))
+            for i in np.flatnonzero(similarities >= floor)
+            if (other := self._compared[i]).status in statuses
+            and other is not memory
+            and (own is None or other.provenance.input_hash != own)
+        ]
 
 
 def _near(
     known: StoreKnown,
     vector: Vector,
-    plan: Plan,
+    batch: _Batch,
     memory: Memory,
     *,
     statuses: tuple[Status, ...],
+    floor: float,
 ) -> list[tuple[Memory, float]]:
-    """``memory``'s owner's memories of these statuses nearest ``vector``, stored or in
-    this write, nearest first."""
+    """``memory``'s owner's memories of these statuses at least ``floor`` similar to
+    ``vector``, stored (the nearest few) or in this write, nearest first."""
     flt = Filter(owners=[memory.owner], statuses=statuses)
-    hits = known.store.vector_search(flt, vector, _NEIGHBOURS)
-    found = {m.id: m for m in known.store.get([mid for mid, _ in hits])}
+    hits = [h for h in known.store.vector_search(flt, vector, _NEIGHBOURS) if h[1] >= floor]
+    found = {m.id: m for m in known.store.get([mid for mid, _ in hits])} if hits else {}
     near = [(found[mid], sim) for mid, sim in hits if mid in found]
-    for other, v in plan.inserts:  # of this write, those of another input
-        same = other.provenance.input_hash == memory.provenance.input_hash
-        if not same and other.status in statuses and v is not None:
-            near.append((other, float(v @ vector)))
+    near.extend(batch.near(vector, memory, statuses, floor))
     near.sort(key=lambda pair: -pair[1])
     return near
 
