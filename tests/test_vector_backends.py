@@ -7,6 +7,7 @@ PostgreSQL), under a real store whose rows the vectors belong to.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -132,34 +133,37 @@ def test_forgetting_an_owner(store: SQLStore) -> None:
     assert store.vectors.count("user:b") == 5
 
 
+@pytest.mark.parametrize("narrow", ["held", "session"])
 def test_a_filter_that_lets_few_by_finds_them_all_best_first(
-    store: SQLStore, monkeypatch: pytest.MonkeyPatch
+    store: SQLStore, monkeypatch: pytest.MonkeyPatch, narrow: str
 ) -> None:
-    """Three memories of 300 held for review: a search within them finds all three,
-    nearest first, and (the local index) scores those alone instead of reading the
-    whole index in ever larger rounds to find them."""
+    """Three memories of 300 held for review, or of one session: a search within them
+    finds all three, nearest first, and (the local index) scores those alone instead of
+    reading the whole index in ever larger rounds to find them."""
     vectors = _vectors(300)
     rows = _fill(store, "user:a", vectors)
-    held = [rows[i] for i in (17, 150, 299)]
+    few = [rows[i] for i in (17, 150, 299)]
+    column, value = ("status", "pending_review") if narrow == "held" else ("session_id", "s-x")
     with store.db.tx() as conn:
-        for _, key in held:
-            conn.execute("UPDATE memories SET status = ? WHERE rowid = ?", ("pending_review", key))
+        for _, key in few:
+            conn.execute(f"UPDATE memories SET {column} = ? WHERE rowid = ?", (value, key))
     asked: list[tuple[int, object]] = []
     if isinstance(store.vectors, LocalVectors):
         index = store.vectors.index
         assert index is not None
         search = index.search
         monkeypatch.setattr(index, "search", lambda *a: asked.append((a[2], a[3])) or search(*a))
-    flt = Filter(owners=["user:a"], statuses=(Status.PENDING_REVIEW,))
+    flt = (
+        Filter(owners=["user:a"], statuses=(Status.PENDING_REVIEW,))
+        if narrow == "held"
+        else Filter(owners=["user:a"], session_id="s-x")
+    )
     found = store.vectors.search(flt, vectors[0], 10, store)
-    order = sorted(((float(vectors[i] @ vectors[0]), rows[i][0]) for i in (17, 150, 299)))
+    order = sorted((float(vectors[i] @ vectors[0]), rows[i][0]) for i in (17, 150, 299))
     assert [mid for mid, _ in found] == [mid for _, mid in reversed(order)]
     assert [s for _, s in found] == pytest.approx([s for s, _ in reversed(order)], abs=1e-5)
-    if asked:  # one round of the index's best 64, then the three alone
-        assert asked == [(64, None), (10, {key: mid for mid, key in held})]
-    assert (
-        store.vectors.search(
-            Filter(owners=["user:a"], statuses=(Status.QUARANTINED,)), vectors[0], 10, store
-        )
-        == []
-    )
+    if asked:  # the few alone; for an active filter, after one round of the index's best 64
+        first = [] if narrow == "held" else [(64, None)]
+        assert asked == [*first, (10, {key: mid for mid, key in few})]
+    none = replace(flt, statuses=(Status.QUARANTINED,))
+    assert store.vectors.search(none, vectors[0], 10, store) == []

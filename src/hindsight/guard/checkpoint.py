@@ -212,7 +212,7 @@ class Guard(Checkpoint):
             c for c in known.store.children([m.id for m in repeats]) if c.status is Status.ACTIVE
         ]
         reason = Review(f"repeats a claim held for review ({held.id})", held.review.conflicts_with)
-        inserted = {m.id for m in batch.members}
+        inserted = {m.id for m, _ in batch.plan.inserts}
         for other in [*repeats, *children]:
             other.status, other.review = Status.PENDING_REVIEW, reason
             if other.id not in inserted:
@@ -226,7 +226,6 @@ class _Batch:
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.members = [m for m, _ in plan.inserts]
         with_vectors = [(m, v) for m, v in plan.inserts if v is not None]
         self._compared = [m for m, _ in with_vectors]
         self._matrix = np.array([v for _, v in with_vectors], dtype=np.float32)

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
-from hindsight.models import Kind, Memory
+from hindsight.models import Kind, Memory, Status
 from hindsight.store import audit as audit_log
 from hindsight.store import files
 from hindsight.store import queue as job_queue
@@ -576,8 +576,9 @@ class SQLStore(Store):
 
         ``hits(n)`` gives the index's top ``n`` and whether there are no more. When a
         narrow filter rejects most of them, look further; when it lets few of the owners'
-        memories by at all (a type, a session, the review queue), score only those
-        (``hits(k, among=...)``) rather than read the whole index for them. Within the
+        memories by at all (a type, a session), score only those (``hits(k, among=...)``)
+        rather than read the whole index for them, as a search among what is not active
+        (the review queue) does from the start. Within the
         database's ``searching()`` (its lock, where reads take it), taken before an
         index's own (which catches up from the database): a writer holds it while it
         plans (:meth:`exclusive`) and searches an index too, so the order is always the
@@ -587,20 +588,32 @@ class SQLStore(Store):
             return self._within(flt, k, hits)
 
     def _within(self, flt: Filter, k: int, hits: Hits) -> list[tuple[str, float]]:
+        # what is not active (held for review, archived) is the few by design: listed first
+        few = None if Status.ACTIVE in flt.statuses else self._few(flt)
+        if few is None:
+            found, passed = self._widening(flt, k, hits)
+        else:
+            found, passed = hits(k, among=few)[0], few
+        # ties in row order: the same however an index numbers its entries
+        ranked = sorted((-score, key) for key, score in found if key in passed)
+        return [(passed[key], -score) for score, key in ranked[:k]]
+
+    def _widening(
+        self, flt: Filter, k: int, hits: Hits
+    ) -> tuple[list[tuple[int, float]], dict[int, str]]:
+        """The index's best, in ever larger rounds until ``k`` of them pass the filter;
+        or, when the first round held too few and the filter lets few by at all, those
+        few alone. The hits, and those that pass with their ids."""
         where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
         first = fetch = max(k * 4, 64)
         while True:
             found, exhausted = hits(fetch)
             passed = self._passing(list(dict(found)), where, params)
             if len(passed) >= k or exhausted:
-                break
+                return found, passed
             if fetch == first and (few := self._few(flt)) is not None:
-                (found, _), passed = hits(k, among=few), few
-                break
+                return hits(k, among=few)[0], few
             fetch *= 4
-        # ties in row order: the same however an index numbers its entries
-        ranked = sorted((-score, key) for key, score in found if key in passed)
-        return [(passed[key], -score) for score, key in ranked[:k]]
 
     def _passing(self, keys: list[int], where: str, params: list[Any]) -> dict[int, str]:
         """Of these row keys, those whose memories pass the filter, with their ids."""
