@@ -605,7 +605,7 @@ class SQLStore(Store):
         or, when the first round held too few and the filter lets few by at all, those
         few alone. The hits, and those that pass with their ids."""
         where, params = filter_sql(flt, owner=None)  # hits from the owners' own indexes
-        first = fetch = max(k * 4, 64)
+        first = fetch = max(k * 2, 64)  # twice what is kept: most pass the usual filter
         while True:
             found, exhausted = hits(fetch)
             passed = self._passing(list(dict(found)), where, params)
