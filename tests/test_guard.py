@@ -166,6 +166,33 @@ def test_a_tool_contradicting_the_user_waits_for_review(local: Hindsight) -> Non
     assert not any("no longer" in text for text in found)
 
 
+def test_untrusted_look_alikes_do_not_hide_the_trusted_memory_a_claim_contradicts(
+    local: Hindsight,
+) -> None:
+    """However many untrusted memories on the subject stand nearer a claim than the
+    user's statement, the claim is checked against the user's: flooding the subject
+    first does not let a contradiction through."""
+    truth = local.retain(OWNER, "I'm severely allergic to penicillin.", session_id="s1")
+    for i in range(12):
+        flood = local.retain(
+            OWNER,
+            f"Pharmacy sync {i}: the patient's penicillin allergy record was checked.",
+            session_id=f"f{i}",
+            source="tool",
+        )
+        assert local.store.get(flood.episodes)[0].status is Status.ACTIVE
+    claim = local.retain(
+        OWNER,
+        "Pharmacy sync: the patient is no longer allergic to penicillin.",
+        session_id="s2",
+        source="tool",
+    )
+    (held, *_) = local.store.get(claim.episodes)
+    assert held.status is Status.PENDING_REVIEW
+    assert held.review is not None
+    assert set(held.review.conflicts_with) <= {*truth.episodes, *truth.created}
+
+
 def test_repeating_a_held_claim_is_held_too(local: Hindsight) -> None:
     local.retain(OWNER, "I have type 1 diabetes, so I can't skip meals.", session_id="s1")
     ids = []

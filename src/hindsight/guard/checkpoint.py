@@ -169,7 +169,10 @@ class Guard(Checkpoint):
         if vector is None or _asks(memory):
             return
         active, conflict = (Status.ACTIVE,), self.policy.conflict_similarity
-        for other, _ in _near(known, vector, batch, memory, statuses=active, floor=conflict):
+        trusted = self.policy.trusted_at  # among the nearest trusted, however many others
+        for other, _ in _near(
+            known, vector, batch, memory, statuses=active, floor=conflict, min_trust=trusted
+        ):
             if (
                 other.trust <= memory.trust
                 or not self.policy.trusted(other)
@@ -256,10 +259,12 @@ def _near(
     *,
     statuses: tuple[Status, ...],
     floor: float,
+    min_trust: float | None = None,
 ) -> list[tuple[Memory, float]]:
     """``memory``'s owner's memories of these statuses at least ``floor`` similar to
-    ``vector``, stored (the nearest few) or in this write, nearest first."""
-    flt = Filter(owners=[memory.owner], statuses=statuses)
+    ``vector``, stored (the nearest few, of those trusted ``min_trust`` at least) or in
+    this write, nearest first."""
+    flt = Filter(owners=[memory.owner], statuses=statuses, min_trust=min_trust)
     hits = [h for h in known.store.vector_search(flt, vector, _NEIGHBOURS) if h[1] >= floor]
     found = {m.id: m for m in known.store.get([mid for mid, _ in hits])} if hits else {}
     near = [(found[mid], sim) for mid, sim in hits if mid in found]

@@ -32,6 +32,7 @@ class Filter:
     since: datetime | None = None  # on observed_at
     until: datetime | None = None
     min_confidence: float | None = None
+    min_trust: float | None = None  # the guard's: memories from sources trusted this much
     statuses: Sequence[Status] = (Status.ACTIVE,)
     current_only: bool = True  # hide superseded memories (valid_to set)
     session_id: str | None = None

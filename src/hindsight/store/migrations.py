@@ -184,6 +184,12 @@ JOB_QUEUE = """
     CREATE INDEX job_queue_owner ON job_queue (owner, state, created_at)
 """
 
+# The trusted memories of an owner (SQLite 12, PostgreSQL 10): the guard compares each
+# untrusted write with the nearest of those alone, which may be few among many.
+TRUSTED = """
+    CREATE INDEX memories_owner_trust ON memories (owner, trust)
+"""
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -313,6 +319,7 @@ SQLITE: list[Migration] = [
     (9, AUDIT_REFS.format(backfill=_SQLITE_BACKFILL)),
     (10, SPEAKERS),
     (11, JOB_QUEUE.format(real="REAL")),
+    (12, TRUSTED),
 ]
 
 
@@ -419,6 +426,7 @@ POSTGRES: list[Migration] = [
     (7, AUDIT_REFS.format(backfill=_POSTGRES_BACKFILL)),
     (8, SPEAKERS),
     (9, JOB_QUEUE.format(real="DOUBLE PRECISION")),
+    (10, TRUSTED),
 ]
 
 

@@ -100,6 +100,9 @@ def filter_sql(flt: Filter, *, owner: str | None = "m.owner") -> tuple[str, list
     if flt.min_confidence is not None:
         clauses.append("m.confidence >= ?")
         params.append(flt.min_confidence)
+    if flt.min_trust is not None:
+        clauses.append("m.trust >= ?")
+        params.append(flt.min_trust)
     if flt.current_only:
         clauses.append("m.valid_to IS NULL")
     if flt.session_id is not None:
