@@ -578,11 +578,11 @@ class SQLStore(Store):
         narrow filter rejects most of them, look further; when it lets few of the owners'
         memories by at all (a type, a session), score only those (``hits(k, among=...)``)
         rather than read the whole index for them, as a search among what is not active
-        (the review queue) does from the start. Within the
-        database's ``searching()`` (its lock, where reads take it), taken before an
-        index's own (which catches up from the database): a writer holds it while it
-        plans (:meth:`exclusive`) and searches an index too, so the order is always the
-        database's lock, then an index's.
+        (the review queue) does from the start. Within the database's ``searching()``
+        (its lock, where reads take it), taken before an index's own (which catches up
+        from the database): a writer holds it while it plans (:meth:`exclusive`) and
+        searches an index too, so the order is always the database's lock, then an
+        index's.
         """
         with self.db.searching():
             return self._within(flt, k, hits)
@@ -608,7 +608,7 @@ class SQLStore(Store):
         first = fetch = max(k * 2, 64)  # twice what is kept: most pass the usual filter
         while True:
             found, exhausted = hits(fetch)
-            passed = self._passing(list(dict(found)), where, params)
+            passed = self._passing([key for key, _ in found], where, params)
             if len(passed) >= k or exhausted:
                 return found, passed
             if fetch == first and (few := self._few(flt)) is not None:
