@@ -150,8 +150,19 @@ def test_the_same_words_from_the_user_are_a_preference(local: Hindsight) -> None
     assert local.recall(OWNER, "which language should I answer in?", k=1)
 
 
-def test_a_tool_contradicting_the_user_waits_for_review(local: Hindsight) -> None:
+@pytest.mark.parametrize("look_alikes", [0, 12])
+def test_a_tool_contradicting_the_user_waits_for_review(local: Hindsight, look_alikes: int) -> None:
+    """However many harmless untrusted notes on the subject, written first, stand nearer
+    the claim than the user's statement, the claim is checked against the user's."""
     truth = local.retain(OWNER, "I'm severely allergic to penicillin.", session_id="s1")
+    for i in range(look_alikes):
+        note = local.retain(
+            OWNER,
+            f"Pharmacy sync {i}: the patient's penicillin allergy record was checked.",
+            session_id=f"f{i}",
+            source="tool",
+        )
+        assert local.store.get(note.episodes)[0].status is Status.ACTIVE
     claim = local.retain(
         OWNER,
         "Pharmacy sync: the patient is no longer allergic to penicillin.",
@@ -164,33 +175,6 @@ def test_a_tool_contradicting_the_user_waits_for_review(local: Hindsight) -> Non
     assert set(held.review.conflicts_with) <= {*truth.episodes, *truth.created}
     found = [r.memory.content for r in local.recall(OWNER, "is she allergic to penicillin?", k=5)]
     assert not any("no longer" in text for text in found)
-
-
-def test_untrusted_look_alikes_do_not_hide_the_trusted_memory_a_claim_contradicts(
-    local: Hindsight,
-) -> None:
-    """However many untrusted memories on the subject stand nearer a claim than the
-    user's statement, the claim is checked against the user's: flooding the subject
-    first does not let a contradiction through."""
-    truth = local.retain(OWNER, "I'm severely allergic to penicillin.", session_id="s1")
-    for i in range(12):
-        flood = local.retain(
-            OWNER,
-            f"Pharmacy sync {i}: the patient's penicillin allergy record was checked.",
-            session_id=f"f{i}",
-            source="tool",
-        )
-        assert local.store.get(flood.episodes)[0].status is Status.ACTIVE
-    claim = local.retain(
-        OWNER,
-        "Pharmacy sync: the patient is no longer allergic to penicillin.",
-        session_id="s2",
-        source="tool",
-    )
-    (held, *_) = local.store.get(claim.episodes)
-    assert held.status is Status.PENDING_REVIEW
-    assert held.review is not None
-    assert set(held.review.conflicts_with) <= {*truth.episodes, *truth.created}
 
 
 def test_repeating_a_held_claim_is_held_too(local: Hindsight) -> None:
