@@ -220,7 +220,8 @@ def test_removed_and_replaced_vectors(rng: np.random.Generator, centers: Vectors
 def test_a_search_among_given_keys_is_exact_over_them(
     rng: np.random.Generator, centers: Vectors
 ) -> None:
-    """A filter that lets few memories by asks for those keys only: exact, exact or HNSW."""
+    """A filter that lets few memories by asks for those keys only: scored exactly,
+    whether the index is exact or HNSW."""
     source = FakeSource()
     vectors = clustered(rng, 600, centers)
     keys, _, _ = source.add("a", vectors)
