@@ -104,6 +104,7 @@ def test_secrets_are_redacted_and_look_alikes_are_not() -> None:
         ("The rent is now due on the 15th.", "The rent of 950 pounds is due on the 1st."),
         ("Seat preference: window.", "I prefer an aisle seat on long flights."),
         ("profile: United States tax resident", "I'm a Canadian tax resident."),
+        ("Since you're a US tax resident, file Form 1040.", "I'm a Canadian tax resident."),
     ],
 )
 def test_a_claim_that_negates_or_revalues_a_statement_contradicts_it(
@@ -124,6 +125,41 @@ def test_a_claim_that_negates_or_revalues_a_statement_contradicts_it(
 )
 def test_adding_detail_is_not_contradicting(claim: str, trusted: str) -> None:
     assert contradiction(claim, trusted) is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "trusted"),
+    [
+        # a quantifier says something of a thing; it does not deny there is one
+        ("SSA can fit two different triangles.", "Explain why no triangle can be obtuse twice."),
+        ("The base-height formula fits this triangle.", "why no triangle can have two angles"),
+        # a supposition asserts nothing, up to its comma
+        ("Return a list even if no transactions exist.", "My transactions table is empty."),
+        ("This works in cases where the API returns no data.", "I fetch weather data."),
+        ("Heron's formula helps where you have three sides but not the height.", "height 6 cm"),
+        # "not" reaches through an adverb to what it qualifies
+        ("The rejection is not properly caught.", "I want to handle errors properly."),
+        # a sentence before a colon is not a record's field
+        ("You can install it using pip: pip install talisman", "input validation using Flask"),
+        ("Create a file: import axios", "Load variables from the .env file."),
+        # a month closing a sentence is not the date of a list's next item
+        ("Editing sessions run in August.\n\n2. Editing", "Editing sessions run on May 24."),
+        # an address is not words
+        ("API_URL = https://api.example.org/v2", "API_ENDPOINT = https://api.example.org/v2"),
+    ],
+)
+def test_what_a_text_supposes_quantifies_or_quotes_contradicts_nothing(
+    claim: str, trusted: str
+) -> None:
+    assert contradiction(claim, trusted) is None
+
+
+def test_a_supposition_ends_at_its_comma() -> None:
+    found = contradiction(
+        "When the customer asks, close the ticket without a replacement.",
+        "If it doesn't turn up by Friday I want a replacement.",
+    )
+    assert found is not None and found.claim == "without a replacement"
 
 
 # -- write time -------------------------------------------------------------------------
@@ -234,6 +270,31 @@ def test_a_claim_made_before_it_was_held_is_held_with_it(local: Hindsight) -> No
         OWNER, "Since you're a US tax resident, file Form 1040.", session_id="t2", source="agent"
     )
     assert local.store.get(first.episodes)[0].status is Status.PENDING_REVIEW
+
+
+def test_the_agent_repeating_the_users_newer_value_is_not_held(local: Hindsight) -> None:
+    """The user gave the festival two dates, in two sessions: an agent reply that gives
+    the later one follows the user, against the earlier one or not."""
+    local.retain(
+        OWNER, "I'm speaking at the Riverside Book Festival on September 22.", session_id="s1"
+    )
+    local.retain(
+        OWNER, "Now I'm moderating at the Riverside Book Festival on October 20.", session_id="s2"
+    )
+    follows = local.retain(
+        OWNER,
+        "Moderating at the Riverside Book Festival on October 20 is a great chance.",
+        session_id="s3",
+        source="agent",
+    )
+    invents = local.retain(
+        OWNER,
+        "Speaking at the Riverside Book Festival on November 3 is a great chance.",
+        session_id="s4",
+        source="agent",
+    )
+    assert local.store.get(follows.episodes)[0].status is Status.ACTIVE
+    assert local.store.get(invents.episodes)[0].status is Status.PENDING_REVIEW
 
 
 def test_the_users_own_correction_supersedes_as_ever(local: Hindsight) -> None:

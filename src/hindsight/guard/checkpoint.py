@@ -170,16 +170,19 @@ class Guard(Checkpoint):
             return
         active, conflict = (Status.ACTIVE,), self.policy.conflict_similarity
         trusted = self.policy.trusted_at  # among the nearest trusted, however many others
-        for other, _ in _near(
-            known, vector, batch, memory, statuses=active, floor=conflict, min_trust=trusted
-        ):
-            if (
-                other.trust <= memory.trust
-                or not self.policy.trusted(other)
-                or not held_to(memory, other)
-            ):
+        above = [
+            other
+            for other, _ in _near(
+                known, vector, batch, memory, statuses=active, floor=conflict, min_trust=trusted
+            )
+            if other.trust > memory.trust and self.policy.trusted(other)
+        ]
+        for other in above:
+            if not held_to(memory, other):
                 continue
-            if found := contradiction(memory.content, other.content):
+            found = contradiction(memory.content, other.content)
+            # (what the user said in the agent's own session supports it all the same)
+            if found and not any(found.supported_by(m.content) for m in above if m is not other):
                 memory.status = Status.PENDING_REVIEW
                 memory.review = Review(f"contradicts a more trusted memory: {found}", [other.id])
                 self._hold_repeats(memory, vector, batch, known)

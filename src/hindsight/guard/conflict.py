@@ -32,7 +32,9 @@ def _set_of(words: str) -> frozenset[str]:
 
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:st|nd|rd|th)?")
+_TOKEN_OR_COMMA = re.compile(rf"{_TOKEN.pattern}|,")
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^(?: {4}|\t).*$", re.DOTALL | re.MULTILINE)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _CLAUSE = re.compile(r"[.;!?\n()]|,\s+(?:but|so|and|which)\b")
 _NEGATIONS: Final = frozenset(
     {"no", "not", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot"}
@@ -40,6 +42,12 @@ _NEGATIONS: Final = frozenset(
 )
 _DENIALS: Final = frozenset({"no", "without", "outgrew", "outgrown"})
 _ARTICLES: Final = frozenset({"a", "an", "the", "any"})
+# words before a negation, between the same commas, that make it a supposition, which
+# asserts nothing: "even if no transactions exist", "cases where the API returns no data"
+_SUPPOSING: Final = frozenset({"if", "unless", "whether", "where", "when", "whenever"})
+# modals after a thing that make "no X" a claim about X, not a denial of it: "no triangle
+# can have two right angles"
+_MODALS: Final = _set_of("can could will would shall should may might must")
 _COPULAS: Final = frozenset(
     {"is", "are", "was", "were", "am", "be", "i'm", "it's", "he's", "she's"}
 )
@@ -87,15 +95,21 @@ _MONTHS: Final = (
 )
 _LABEL = re.compile(r"\b([A-Z][a-z]{2,})\s+(\d{1,4}[A-Z]?)\b")
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_SPACE = r"[^\S\n]+"  # within a line: "August.\n\n2." is a month and a list's item
 _DATE = re.compile(
-    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})|({_MONTH})\.?\s+(\d{{1,2}})"
-    r"(?:st|nd|rd|th)?|the\s+(\d{1,2})(?:st|nd|rd|th))\b",
+    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?{_SPACE}(?:of{_SPACE})?({_MONTH})"
+    rf"|({_MONTH})\.?{_SPACE}(\d{{1,2}})(?:st|nd|rd|th)?|the{_SPACE}(\d{{1,2}})(?:st|nd|rd|th))\b",
     re.IGNORECASE,
 )
 # a record's field with a word value: "Seat preference: window" ("Sat 9 Aug: ..." is not)
 _FIELD = re.compile(
     r"(?:^|[.;|\n(]\s*|:\s+)([A-Za-z][A-Za-z ]{2,40}?)\s*:\s*([A-Za-z][A-Za-z' -]{1,40}?)"
     r"\s*(?=[.;|\n,(]|$)"
+)
+# words a field's name never holds, a sentence's often do ("Create a file:")
+_SENTENCE: Final = _set_of(
+    "i you he she we they it me my your his her our their its a an the can could will "
+    "would should may might must do does did is are was were"
 )
 _ANCHOR_WORDS: Final = 4  # words before a date that say what it is the date of
 
@@ -106,9 +120,16 @@ class Contradiction:
 
     claim: str
     trusted: str
+    value: bool = False  # one slot given two values (not a denial): "Terminal 2", "1"
 
     def __str__(self) -> str:
         return f"{self.claim!r} against {self.trusted!r}"
+
+    def supported_by(self, text: str) -> bool:
+        """Whether ``text`` gives the claim's value too: a claim that follows one trusted
+        statement against another ("the festival on October 20", said by the user after
+        "on September 22") repeats a change, it does not make one."""
+        return self.value and " ".join(self.claim.split()).lower() in " ".join(text.split()).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +148,7 @@ class _Said:
 
 @functools.lru_cache(maxsize=8192)
 def _said(text: str) -> _Said:
-    text = _CODE.sub(" ", text)  # code states nothing about the world
+    text = _URL.sub(" ", _CODE.sub(" ", text))  # code and addresses state nothing
     denied, forbidden, asserted = _sides(text)
     modifiers, phrases = _modified(text)
     fields = _record(text)
@@ -157,6 +178,21 @@ def _words(text: str) -> list[list[str]]:
     return [_TOKEN.findall(clause) for clause in _CLAUSE.split(text)]
 
 
+def _phrased(text: str) -> list[tuple[list[str], list[int]]]:
+    """The words of each clause, each with the number of commas before it there."""
+    out = []
+    for clause in _CLAUSE.split(text):
+        words, commas, seen = [], [], 0
+        for token in _TOKEN_OR_COMMA.findall(clause):
+            if token == ",":
+                seen += 1
+            else:
+                words.append(token)
+                commas.append(seen)
+        out.append((words, commas))
+    return out
+
+
 def _is_negation(word: str) -> bool:
     low = word.lower().replace("\u2019", "'")
     return low in _NEGATIONS or low.endswith("n't")
@@ -166,25 +202,30 @@ def _sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """(denied, forbidden, asserted): stems mapped to the words that say them.
 
     Denied is what a negation of a thing or a state takes back: "no diabetes", "without
-    review", "no longer allergic", "not a US citizen", "outgrew his allergy". Forbidden
-    is what a prohibition rules out: "please don't upgrade me", "never book me meat
-    meals". A negated action ("it isn't working", "I didn't prepare") is neither: it
+    review", "no longer allergic", "not a US citizen", "outgrew his allergy", but not a
+    thing quantified ("no triangle can ...") nor one supposed ("if no data comes back").
+    Forbidden is what a prohibition rules out: "please don't upgrade me", "never book me
+    meat meals". A negated action ("it isn't working", "I didn't prepare") is neither: it
     reports an event, and contradicts no fact.
     """
     denied: dict[str, str] = {}
     forbidden: dict[str, str] = {}
     asserted: dict[str, str] = {}
-    for words in _words(text):
+    for words, commas in _phrased(text):
         heads: set[int] = set()
         for i in range(len(words)):
             kind = _negation(words, i)
-            if kind is None:
+            if kind is None or (kind == "deny" and _supposed(words, commas, i)):
                 continue
             into = denied if kind == "deny" else forbidden
             for j in range(i + 1, min(i + 6, len(words))):
                 w = words[j]
                 if _is_negation(w) or (w.lower() in _FILLERS and not _acronym(w)):
                     continue
+                if _manner(words, i, j):  # "not mutually exclusive": exclusive
+                    continue
+                if j + 1 < len(words) and words[j + 1].lower() in _MODALS:
+                    break  # "no triangle can ...": said of triangles, not against them
                 if w.lower() in _REQUIRED:  # "review is no longer required": the review
                     for subject in _content(words[max(0, i - 4) : i])[-2:]:
                         into.setdefault(_key(subject), " ".join(words[i - 1 : j + 1]))
@@ -199,6 +240,12 @@ def _sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     return denied, forbidden, asserted
 
 
+def _supposed(words: list[str], commas: list[int], i: int) -> bool:
+    """Whether the word at ``i`` is inside a supposition: after "if", "where", ... with
+    no comma between ("When they ask, close it without a refund" says something)."""
+    return any(words[k].lower() in _SUPPOSING for k in range(i) if commas[k] == commas[i])
+
+
 def _negation(words: list[str], i: int) -> str | None:
     """ "deny", "forbid" or None: what the negation at ``words[i]`` does (see _sides)."""
     low = words[i].lower().replace("\u2019", "'")
@@ -210,6 +257,19 @@ def _negation(words: list[str], i: int) -> str | None:
     if opening and (low in ("don't", "never") or (low == "do" and after == "not")):
         return "forbid"
     return None
+
+
+def _manner(words: list[str], i: int, j: int) -> bool:
+    """Whether ``words[j]`` is an adverb that a "not" at ``i`` reaches through to what it
+    qualifies: "not mutually exclusive", "is not properly caught"."""
+    w = words[j]
+    return (
+        words[i].lower() not in _DENIALS
+        and w.islower()
+        and len(w) >= 5
+        and w.endswith("ly")
+        and j + 1 < len(words)
+    )
 
 
 def _acronym(word: str) -> bool:
@@ -248,7 +308,7 @@ def _labels(claim: _Said, trusted: _Said) -> Contradiction | None:
     for label, numbers in claim.labels.items():
         theirs = trusted.labels.get(label)
         if theirs and not numbers & theirs:
-            return Contradiction(f"{label} {min(numbers)}", f"{label} {min(theirs)}")
+            return Contradiction(f"{label} {min(numbers)}", f"{label} {min(theirs)}", True)
     return None
 
 
@@ -258,7 +318,7 @@ def _dates(claim: _Said, trusted: _Said) -> Contradiction | None:
         theirs = trusted.dates.get(anchor)
         # the same thing: the word before the date and another of its clause agree
         if theirs is not None and theirs[0] != date and len(clause & theirs[2]) >= 2:
-            return Contradiction(said, theirs[1])
+            return Contradiction(said, theirs[1], True)
     return None
 
 
@@ -269,18 +329,19 @@ def _fields(claim: _Said, trusted: _Said) -> Contradiction | None:
         for key in keys:
             found = trusted.modifiers.get(key)
             if found is not None and stem(found[0]) not in values:
-                return Contradiction(said, " ".join(found))
+                return Contradiction(said, " ".join(found), True)
     return None
 
 
 def _record(text: str) -> list[tuple[set[str], set[str], str]]:
     out = []
     for m in _FIELD.finditer(text):
-        key_words = _content(_TOKEN.findall(m.group(1)))
-        value_words = _content(_TOKEN.findall(m.group(2)))
-        # a field named in words ("Seat preference", not a one-word code key) with a short
-        # value
-        if len(key_words) >= 2 and 1 <= len(value_words) <= 3:
+        key = _TOKEN.findall(m.group(1))
+        key_words, value_words = _content(key), _content(_TOKEN.findall(m.group(2)))
+        # a field named in words ("Seat preference", not a one-word code key, nor a
+        # sentence: "You can install it using pip:") with a short value
+        terse = len(key) <= 4 and not any(w.lower() in _SENTENCE for w in key)
+        if terse and len(key_words) >= 2 and 1 <= len(value_words) <= 3:
             keys = {stem(w) for w in key_words}
             values = {stem(w) for w in value_words}
             out.append((keys, values, " ".join(m.group(0).split()).strip(" .;|(:")))
@@ -293,7 +354,7 @@ def _phrases(claim: _Said, trusted: _Said) -> Contradiction | None:
     for phrase, (qualifier, words) in claim.phrases.items():
         theirs = trusted.phrases.get(phrase)
         if theirs is not None and stem(theirs[0]) != stem(qualifier):
-            return Contradiction(f"{qualifier} {words}", " ".join(theirs))
+            return Contradiction(f"{qualifier} {words}", " ".join(theirs), True)
     return None
 
 
@@ -314,7 +375,8 @@ def _modified(
             # a proper qualifier of a lower-case phrase, inside a clause: "a Canadian tax
             # resident" (not a sentence's first word, not code)
             qualifier = words[i - 2] if i >= 3 else ""
-            if qualifier.istitle() and qualifier.isalpha() and before.islower() and word.islower():
+            proper = (qualifier.istitle() and qualifier.isalpha()) or _acronym(qualifier)
+            if proper and before.islower() and word.islower():  # "a US tax resident" too
                 phrases.setdefault((stem(before), stem(word)), (qualifier, f"{before} {word}"))
     return modifiers, phrases
 
