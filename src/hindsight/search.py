@@ -12,8 +12,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from datetime import UTC, datetime, tzinfo
-from typing import Final
+from typing import Final, TypeVar
 
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
@@ -44,6 +45,21 @@ HYDRATE_DEPTH: Final = 50
 _FLUSH_HITS: Final = 256  # recalls counted before they are written
 _FLUSH_SECONDS: Final = 5.0
 _log = logging.getLogger("hindsight.search")
+_T = TypeVar("_T")
+
+
+def _started(fn: Callable[[], _T]) -> Future[_T]:
+    """``fn()``, begun on a thread of its own."""
+    future: Future[_T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # raised to the caller, as if it had called fn
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="hindsight-dense", daemon=True).start()
+    return future
 
 
 class Search:
@@ -90,13 +106,15 @@ class Search:
             query = resolve(
                 query, [name for owner in flt.owners for name in self.store.speakers(owner)]
             )
-        vector = self.embedder.encode_query(query)
+        # the dense channel (the model's run, the index's search: native code) runs beside
+        # the keyword channel
+        dense = _started(
+            lambda: self.store.vector_search(flt, self.embedder.encode_query(query), n)
+        )
         now = self.clock()
         period = asked_period(query, now, zone)
-        channels = {
-            "dense": self.store.vector_search(flt, vector, n),
-            "bm25": self.store.keyword_search(flt, query, n),
-        }
+        keyword = self.store.keyword_search(flt, query, n)
+        channels = {"dense": dense.result(), "bm25": keyword}
         for i, sub in enumerate(extra, start=1):
             channels[f"dense:{i}"] = self.store.vector_search(
                 flt, self.embedder.encode_query(sub), n
