@@ -120,7 +120,7 @@ class Contradiction:
 
     claim: str
     trusted: str
-    value: bool = False  # one slot given two values (not a denial): "Terminal 2", "1"
+    value: bool = False  # a slot given two values ("Terminal 2", "Terminal 1"), no denial
 
     def __str__(self) -> str:
         return f"{self.claim!r} against {self.trusted!r}"
@@ -175,7 +175,7 @@ def stem(word: str) -> str:
 
 def _words(text: str) -> list[list[str]]:
     """The words of each clause."""
-    return [_TOKEN.findall(clause) for clause in _CLAUSE.split(text)]
+    return [words for words, _ in _phrased(text)]
 
 
 def _phrased(text: str) -> list[tuple[list[str], list[int]]]:
