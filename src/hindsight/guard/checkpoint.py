@@ -11,7 +11,8 @@ under the owners' lock, after the planner and before anything is stored, and
 3. scans what untrusted sources wrote (:mod:`hindsight.guard.scan`): an attack is
    quarantined (or kept flagged, by policy), and what was derived from it with it,
 4. holds for review (``pending_review``) an untrusted memory that contradicts a more
-   trusted one on the same subject (:mod:`hindsight.guard.conflict`), would supersede
+   trusted one on the same subject (:mod:`hindsight.guard.conflict`; a value another
+   of them gives too is the user's change, not a contradiction), would supersede
    a more trusted value of its attribute, or repeats a claim already held: repeating a
    claim is not evidence for it,
 5. undoes the supersession a held memory would have made: a trusted memory is never
