@@ -119,6 +119,15 @@ class Failing(TinyHash):
         return super().embed_batch(texts)
 
 
+def test_a_query_the_provider_fails_to_embed_fails_the_recall(settings: Settings) -> None:
+    """The query is embedded on a thread of its own (beside the keyword search): its
+    error reaches the caller as the provider raised it."""
+    with Hindsight(settings, embedder=Failing(budget=1)) as hs:
+        hs.retain("user:alice", "I love jazz.")  # the one batch the provider embeds
+        with pytest.raises(EmbeddingError, match="went away"):
+            hs.recall("user:alice", "what music does she love?")
+
+
 def test_an_interrupted_reembed_blocks_the_store_until_resumed(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
