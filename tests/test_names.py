@@ -23,7 +23,8 @@ NAMES = ["Muhhamed", "Fahim Khan", "Caroline", "Melanie"]
         # not names of this store, or too short to tell
         ("Is Maddie coming to Madrid?", "Is Maddie coming to Madrid?"),
         ("What did Mike and Melody do?", "What did Mike and Melody do?"),
-        ("Did Mel call?", "Did Mel call?"),
+        ("Did Mo call?", "Did Muhhamed call?"),  # a short form of a name spelled otherwise
+        ("Did Mel call?", "Did Melanie call?"),
         # lower case is a word, not a name
         ("what did the caroling group sing?", "what did the caroling group sing?"),
     ],
@@ -36,6 +37,34 @@ def test_only_a_query_that_may_name_someone_asks_for_names() -> None:
     assert not may_name("What is the deadline for the first sprint?")
     assert not may_name("When did we meet? Tell me where.")
     assert may_name("What did Mohammed say?") and may_name("Did Faheem bowl?")
+    assert may_name("Did Mel call?") and not may_name("Did Ann call?")
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "read"),
+    [
+        ("What did Mike say?", ["Michael"], "What did Michael say?"),
+        ("What did Michael say?", ["Mike"], "What did Mike say?"),
+        ("What did Mick say?", ["Mikey Ross"], "What did Mikey say?"),  # two short forms
+        ("What did Mike say?", ["Mikael"], "What did Mikael say?"),  # of a spelling
+        ("Where did Deb go with Jo?", ["Deborah", "Joanna"], "Where did Deborah go with Joanna?"),
+        ("What did Alex say?", ["Alexandra"], "What did Alexandra say?"),
+        # not the same name, though short forms look alike or sound alike
+        ("What did Alexander say?", ["Alexandra"], "What did Alexandra say?"),  # a letter apart
+        ("What did Jean say?", ["Jon"], "What did Jean say?"),
+        ("What did Bob say?", ["Michael"], "What did Bob say?"),
+        ("Will Robert come?", ["William"], "Will Robert come?"),  # a question's opener
+    ],
+)
+def test_a_short_form_is_read_as_the_name_it_stands_for(
+    query: str, names: list[str], read: str
+) -> None:
+    assert resolve(query, names) == read
+
+
+def test_a_short_form_of_two_known_names_is_left_alone() -> None:
+    assert resolve("Did Katie call?", ["Katherine", "Kathleen"]) == "Did Katie call?"
+    assert resolve("Did Chris call?", ["Christopher", "Christina"]) == "Did Chris call?"
 
 
 def test_a_word_close_to_two_names_is_left_alone() -> None:
@@ -69,12 +98,14 @@ def test_recall_finds_a_speaker_by_another_spelling(hs: Hindsight) -> None:
             {"role": "user", "speaker": "Muhhamed", "content": "I bowled all afternoon."},
             {"role": "user", "speaker": "Fahim Khan", "content": "I bowled all afternoon."},
             {"role": "user", "speaker": "Caroline", "content": "I bowled all afternoon."},
+            {"role": "user", "speaker": "Michael", "content": "I bowled all afternoon."},
         ],
     )
-    assert hs.store.speakers("chat:names") == ["Caroline", "Fahim Khan", "Muhhamed"]
+    assert hs.store.speakers("chat:names") == ["Caroline", "Fahim Khan", "Michael", "Muhhamed"]
     for query, speaker in (
         ("What did Mohammed do all afternoon?", "Muhhamed"),
         ("Did Faheem bowl all afternoon?", "Fahim Khan"),
+        ("Did Mike bowl all afternoon?", "Michael"),
     ):
         (top, *_) = hs.recall("chat:names", query, kinds=["episode"])
         assert top.memory.provenance.speaker == speaker

@@ -4,7 +4,8 @@ A question spells a person as its writer does ("Mohammed", "Faheem") while the t
 carry the speaker's own spelling ("Muhhamed", "Fahim Khan"): neither channel matches
 the name then, and the name is often what tells the right turn from another. A query
 word that is capitalised, is not a known name, and sounds like one (the same consonant
-skeleton, or one or two letters apart) is read as that name.
+skeleton, or one or two letters apart) or is one of its forms ("Mike" for "Michael",
+"Deborah" for "Deb", "Mo" for "Muhhamed") is read as that name.
 """
 
 from __future__ import annotations
@@ -21,6 +22,112 @@ _WORD: Final = re.compile(r"[^\W\d_]+")  # "Caroline's": the name, then "s"
 _VOWELS: Final = frozenset("aeiouy")
 _SAME_SOUND: Final = {"c": "k", "q": "k"}
 MIN_LENGTH: Final = 4  # shorter words are too often something else ("Ann", "Ben")
+
+# Given names and the short forms people call each other by, one name to a line. A short
+# form of several names ("Alex", "Chris") stands for each of them; two short forms of one
+# name ("Mike", "Mick") are one person.
+_SHORT_FORMS: Final = """
+abigail abby abbie gail
+alexander alex alec xander
+alexandra alex lexi sandra
+alfred alf alfie fred
+alison ali ally allie
+amanda mandy manda
+andrew andy drew
+angela angie
+anthony tony
+arthur art artie
+barbara barb babs
+benjamin ben benji benny
+bradley brad
+brian bri
+catherine cathy cat kate katie
+charles charlie chuck chaz
+charlotte lottie charlie
+christina chris tina christy
+christine chris chrissy
+christopher chris topher kit
+cynthia cindy
+daniel dan danny
+daniela dani
+david dave davey
+deborah deb debbie debs
+donald don donnie
+dorothy dot dottie
+douglas doug
+edward ed eddie ted teddy ned
+eleanor ellie nell nora
+elizabeth liz lizzie beth betty eliza libby
+emily em emmy
+frances fran frankie
+francis frank frankie
+frederick fred freddie
+gabriel gabe
+gabriella gabby gabi
+gerald gerry jerry
+gregory greg
+harold harry hal
+henry harry hank hal
+isabella izzy bella isa
+isabelle izzy belle
+jacob jake jakey
+james jim jimmy jamie jay
+jennifer jen jenny jenn
+jessica jess jessie
+joanna jo jojo
+john jon johnny jack
+jonathan jon jonny
+joseph joe joey jos
+josephine jo josie
+joshua josh
+katherine kathy kate katie kat kit
+kathleen kathy kate katie
+kenneth ken kenny
+kimberly kim
+lawrence larry laurie
+leonard leo len lenny
+lucas luke
+madeline maddie maddy
+madison maddie maddy
+margaret maggie meg peggy marge
+matthew matt matty
+melanie mel
+melissa mel mellie missy
+michael mike mikey mick mickey
+michelle shelly
+muhammad mo moe
+nathan nate
+nathaniel nate nat
+nicholas nick nicky
+nicole nicky nikki
+oliver ollie
+olivia liv livvy
+patricia pat patty trish
+patrick pat paddy
+peter pete
+philip phil pip
+rebecca becky becca
+richard rick ricky rich dick
+robert rob robbie bob bobby bert
+ronald ron ronnie
+samantha sam sammy
+samuel sam sammy
+sarah sally sadie
+sophia sophie
+stephanie steph stephie
+stephen steve stevie
+steven steve stevie
+susan sue susie suzy
+theodore theo ted teddy
+thomas tom tommy
+timothy tim timmy
+valerie val
+victoria vicky tori
+vincent vince vinny
+walter walt wally
+william will bill billy liam
+zachary zach zack
+"""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -42,6 +149,41 @@ def skeleton(name: str) -> str:
     return "".join(out)
 
 
+def _families() -> dict[str, frozenset[str]]:
+    """Each name of the table -> the full names it may stand for (a full name: itself)."""
+    out: dict[str, set[str]] = {}
+    for line in _SHORT_FORMS.strip().splitlines():
+        full, *short = line.split()
+        out.setdefault(full, set()).add(full)
+        for word in short:
+            out.setdefault(word, set()).add(full)
+    return {name: frozenset(fulls) for name, fulls in out.items()}
+
+
+_FAMILIES: Final = _families()
+
+
+def _by_skeleton() -> dict[str, frozenset[str]]:
+    """The table's names by their skeletons, those long enough to tell a name by
+    ("m*k*l": "michael"; "j*n" is John, Jean, Joan and June)."""
+    out: dict[str, set[str]] = {}
+    for name, fulls in _FAMILIES.items():
+        if len(skeleton(name)) >= MIN_LENGTH:
+            out.setdefault(skeleton(name), set()).update(fulls)
+    return {key: frozenset(fulls) for key, fulls in out.items()}
+
+
+_BY_SKELETON: Final = _by_skeleton()
+
+
+def _family(name: str) -> frozenset[str]:
+    """The full names lower-cased ``name`` may stand for: by the table, else by the
+    table's spelling that sounds the same ("muhhamed": "muhammad"); empty if neither."""
+    if name in _FAMILIES:
+        return _FAMILIES[name]
+    return _BY_SKELETON.get(skeleton(name), frozenset())
+
+
 def _distance(a: str, b: str, limit: int) -> int:
     """Levenshtein distance, or ``limit + 1`` once it must exceed ``limit``."""
     if abs(len(a) - len(b)) > limit:
@@ -57,8 +199,14 @@ def _distance(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
-def _sounds_alike(word: str, name: str) -> bool:
-    a, b = word.lower(), name.lower()
+def _same_person(word: str, name: str) -> bool:
+    """Whether lower-cased ``word`` may be ``name`` (lower-cased, known to the store)."""
+    if not _family(word).isdisjoint(_family(name)):
+        return True  # "mike" and "michael", "mike" and "mick", "mo" and "muhhamed"
+    return min(len(word), len(name)) >= MIN_LENGTH and _sounds_alike(word, name)
+
+
+def _sounds_alike(a: str, b: str) -> bool:
     limit = 1 if min(len(a), len(b)) < 7 else 2
     if _distance(a, b, limit) <= limit:
         return True
@@ -94,17 +242,21 @@ _OPENERS: Final = frozenset(
 
 
 def may_name(query: str) -> bool:
-    """Whether ``query`` has a word that may be a person's name (capitalised, long enough,
-    not a word questions open with): only then is it worth the store's names."""
+    """Whether ``query`` has a word that may be a person's name (capitalised, long enough
+    or a name's short form, not a word questions open with): only then is it worth the
+    store's names."""
     return any(
-        len(w) >= MIN_LENGTH and w[0].isupper() and w.lower() not in _OPENERS
+        w[0].isupper()
+        and w.lower() not in _OPENERS
+        and (len(w) >= MIN_LENGTH or w.lower() in _FAMILIES)
         for w in _WORD.findall(query)
     )
 
 
 def resolve(query: str, names: Iterable[str]) -> str:
     """``query`` with each capitalised word that is no known name but sounds like one
-    replaced by that name's spelling; ``query`` itself when nothing matches.
+    replaced by that name's spelling, or by the name it is a short form of (or the short
+    form the store knows); ``query`` itself when nothing matches.
 
     ``names`` are full names as the store holds them ("Fahim Khan"); each of their words
     counts ("Khan" alone). A word close to two different names is left alone.
@@ -112,16 +264,17 @@ def resolve(query: str, names: Iterable[str]) -> str:
     known: dict[str, str] = {}
     for name in names:
         for part in _WORD.findall(name):
-            if len(part) >= MIN_LENGTH:
+            if len(part) >= MIN_LENGTH or part.lower() in _FAMILIES:
                 known.setdefault(part.lower(), part)
     if not known:
         return query
 
     def spelled(match: re.Match[str]) -> str:
         word = match.group(0)
-        if len(word) < MIN_LENGTH or not word[0].isupper() or word.lower() in known:
+        lower = word.lower()
+        if not word[0].isupper() or lower in known or lower in _OPENERS:
             return word
-        alike = {known[k] for k in known if _sounds_alike(word, k)}
+        alike = {known[k] for k in known if _same_person(lower, k)}
         return alike.pop() if len(alike) == 1 else word
 
     return _WORD.sub(spelled, query)
