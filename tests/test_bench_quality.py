@@ -6,6 +6,7 @@ import json
 import math
 import re
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +207,24 @@ def test_locomo_loader_keeps_speakers_times_and_captions(tmp_path: Path) -> None
     assert turns[7].text.endswith("[shares a photo: a photo of a blue ceramic bowl]")
 
 
+def test_locomo_loader_takes_a_turns_own_time_over_its_sessions(tmp_path: Path) -> None:
+    """A chat's export may date each message: which messages were sent in a row (a run)
+    is told by those times."""
+    raw = locomo_fixture()
+    body = raw[0]["conversation"]
+    body["session_1_date_time"] = "2023-05-08T09:00:00"
+    body["session_1"][1]["timestamp"] = "2023-05-08T09:02:30"
+    body["session_1"][2]["date_time"] = "not a time"
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(raw))
+    turns = list(load_locomo(path).conversations[0].turns)
+    assert [t.time for t in turns[:3]] == [
+        datetime(2023, 5, 8, 9, 0, tzinfo=UTC),
+        datetime(2023, 5, 8, 9, 2, 30, tzinfo=UTC),
+        datetime(2023, 5, 8, 9, 0, tzinfo=UTC),
+    ]
+
+
 def test_locomo_loader_repairs_evidence_and_counts_what_it_drops(tmp_path: Path) -> None:
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps(locomo_fixture()))
@@ -307,6 +326,12 @@ def test_locomo_parsers() -> None:
     when = parse_locomo_time("10:04 am on 19 December, 2023")
     assert when is not None and (when.hour, when.day, when.month) == (10, 19, 12)
     assert parse_locomo_time("yesterday") is None
+    # other files in the layout: ISO 8601, other spellings of a date
+    assert parse_locomo_time("2023-05-08 13:56") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert parse_locomo_time("2023-05-08T13:56:00+02:00") == datetime(
+        2023, 5, 8, 11, 56, tzinfo=UTC
+    )
+    assert parse_locomo_time("May 8, 2023") == datetime(2023, 5, 8, tzinfo=UTC)
 
 
 # -- BEAM loader --------------------------------------------------------------------------------

@@ -125,10 +125,12 @@ _EVIDENCE_SPLIT: Final = re.compile(r"[;,\s]+")
 # a run of turns: "D12:3-D12:5", "D12:3-5", "D12:3 - D12:5" (a range over sessions is malformed)
 _RANGE: Final = re.compile(r"D:?(\d+):(\d+)\s*[-\u2013]\s*(?:D:?(\d+):)?(\d+)")
 MAX_RANGE: Final = 200  # turns one range may name; a longer one is malformed
+_TURN_TIME_KEYS: Final = ("date_time", "timestamp", "time")  # a turn's own time, if given
 
 
 def parse_locomo_time(value: object) -> datetime | None:
-    """'1:56 pm on 8 May, 2023' as a UTC datetime; anything else is None."""
+    """'1:56 pm on 8 May, 2023' as a UTC datetime, or a time as other files in LoCoMo's
+    layout spell it (ISO 8601, 'March 15, 2024', ...: :func:`parse_beam_time`); else None."""
     if not isinstance(value, str):
         return None
     text = " ".join(value.split())
@@ -137,7 +139,7 @@ def parse_locomo_time(value: object) -> datetime | None:
             return datetime.strptime(text, fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
-    return None
+    return parse_beam_time(text)
 
 
 def normalise_dia_id(raw: str) -> str | None:
@@ -198,12 +200,15 @@ def _locomo_turn(raw: object, session_time: datetime | None) -> BenchTurn | None
     if not text.strip():
         return None
     speaker = raw.get("speaker")
+    # LoCoMo dates its sessions; a real chat's export may date each message, and its
+    # times tell which messages were sent in a row
+    own = next((t for key in _TURN_TIME_KEYS if (t := parse_locomo_time(raw.get(key)))), None)
     return BenchTurn(
         turn_id=normalise_dia_id(dia_id) or dia_id.strip(),
         role="user",  # both sides of a LoCoMo chat are people; the name tells them apart
         speaker=speaker if isinstance(speaker, str) and speaker.strip() else None,
         text=text,
-        time=session_time,
+        time=own or session_time,
     )
 
 
