@@ -20,11 +20,13 @@ NAMES = ["Muhhamed", "Fahim Khan", "Caroline", "Melanie"]
         ("What does Mohamed Kahn do?", "What does Muhhamed Khan do?"),
         ("What is Carolyn doing?", "What is Caroline doing?"),
         ("What did Melany say?", "What did Melanie say?"),
+        # short forms, one of a name spelled otherwise
+        ("Did Mel call?", "Did Melanie call?"),
+        ("Did Mo call?", "Did Muhhamed call?"),
         # not names of this store, or too short to tell
         ("Is Maddie coming to Madrid?", "Is Maddie coming to Madrid?"),
         ("What did Mike and Melody do?", "What did Mike and Melody do?"),
-        ("Did Mo call?", "Did Muhhamed call?"),  # a short form of a name spelled otherwise
-        ("Did Mel call?", "Did Melanie call?"),
+        ("Did Ann call?", "Did Ann call?"),
         # lower case is a word, not a name
         ("what did the caroling group sing?", "what did the caroling group sing?"),
     ],
@@ -49,8 +51,7 @@ def test_only_a_query_that_may_name_someone_asks_for_names() -> None:
         ("What did Mike say?", ["Mikael"], "What did Mikael say?"),  # of a spelling
         ("Where did Deb go with Jo?", ["Deborah", "Joanna"], "Where did Deborah go with Joanna?"),
         ("What did Alex say?", ["Alexandra"], "What did Alexandra say?"),
-        # not the same name, though short forms look alike or sound alike
-        ("What did Alexander say?", ["Alexandra"], "What did Alexandra say?"),  # a letter apart
+        # not the same name, though they look or sound alike
         ("What did Jean say?", ["Jon"], "What did Jean say?"),
         ("What did Bob say?", ["Michael"], "What did Bob say?"),
         ("Will Robert come?", ["William"], "Will Robert come?"),  # a question's opener
