@@ -9,6 +9,8 @@ import pytest
 
 from hindsight import Hindsight, Kind, Settings, StoreError, ValidationError
 from hindsight.embed import Embeddings
+from hindsight.models import Source
+from hindsight.recall import Rerank
 from hindsight.store import Filter
 
 FACTS = [
@@ -76,6 +78,49 @@ def test_the_agents_own_words_count_less_than_the_users(hs: Hindsight) -> None:
     assert by_source["agent"].explanation.boosts["source"] == 0.5
     assert by_source["user"].explanation.boosts["source"] == 1.0
     assert results[0].memory.provenance.source.value == "user"
+
+
+def test_a_summary_of_the_conversation_weighs_the_agents_words_as_the_users(
+    hs: Hindsight,
+) -> None:
+    """A summary asks for what both sides said: the reply that recorded the work counts
+    as much as the user's words."""
+    hs.retain(
+        "user:sum",
+        messages=[
+            {"role": "user", "content": "Can you help me secure my budget tracker?"},
+            {
+                "role": "assistant",
+                "content": "We added password hashing, CSRF tokens and an account lockout "
+                "after five failed logins to your budget tracker.",
+            },
+        ],
+        session_id="s1",
+    )
+    asked = "How did I secure my budget tracker with password hashing and lockout?"
+    summary = "Summarize how I secured my budget tracker with password hashing and lockout."
+    for query, weight in ((asked, 0.5), (summary, 1.0)):
+        results = hs.recall("user:sum", query, k=5, kinds=["episode"])
+        by_source = {r.memory.provenance.source.value: r for r in results}
+        assert by_source["agent"].explanation.boosts["source"] == weight
+        assert by_source["user"].explanation.boosts["source"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("query", "summary"),
+    [
+        ("Can you give me a summary of how my resume progressed?", True),
+        ("Summarise what we decided about the venue.", True),
+        ("Could you summarize the security work?", True),
+        ("What did you recommend for the venue?", False),
+        ("When is the summer party?", False),
+    ],
+)
+def test_a_summary_is_asked_for_by_its_words(query: str, summary: bool) -> None:
+    rerank = Rerank()
+    weights = rerank.for_query(query).source_weights
+    assert weights[Source.AGENT] == (1.0 if summary else 0.5)
+    assert rerank.source_weights[Source.AGENT] == 0.5  # the engine's own is left as it was
 
 
 @pytest.mark.parametrize(("role", "lifted"), [("user", True), ("assistant", False)])

@@ -138,7 +138,7 @@ class Search:
             fused,
             owner_weights=weights,
             now=now,
-            rerank=self.rerank,
+            rerank=self.rerank.for_query(query),
             period=period,
             outdated=outdated,
         )
