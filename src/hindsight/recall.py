@@ -66,7 +66,9 @@ REPLY_WEIGHT = 0.85
 # the assistant's replies in 98 of their 171 evidence messages, and with the agent's
 # words weighed as the user's for them, summaries' fraction-recall@10 went 0.116 -> 0.138
 # (BEAM 0.6556 -> 0.6581, both halves up; no LoCoMo question asks for one).
-SUMMARY = re.compile(r"\bsummar(?:y|ies|i[sz]e[sd]?|i[sz]ing)\b", re.IGNORECASE)
+SUMMARY = re.compile(
+    r"\b(?:summar(?:y|ies|i[sz]e[sd]?|i[sz]ing)|recap\w*|sum (?:\w+ )?up)\b", re.IGNORECASE
+)
 # People type one thought as several messages in a row ("ok so" / "we finally got the
 # dog" / "a golden retriever, 2 years old"): the statement is the run (the store's
 # RUN_GAP), and a question matches the run, not any one message. The turns of a top
