@@ -107,7 +107,7 @@ def test_a_summary_of_the_conversation_weighs_the_agents_words_as_the_users(
 
 
 @pytest.mark.parametrize(
-    ("query", "summary"),
+    ("query", "asked"),
     [
         ("Can you give me a summary of how my resume progressed?", True),
         ("Summarise what we decided about the venue.", True),
@@ -115,14 +115,22 @@ def test_a_summary_of_the_conversation_weighs_the_agents_words_as_the_users(
         ("Recap what we planned for the trip.", True),
         ("Can you sum up my progress on the novel?", True),
         ("Sum it up for me.", True),
-        ("What did you recommend for the venue?", False),
+        # what the agent said
+        ("How did you recommend structuring my week?", True),
+        ("What approach did you suggest for the resume?", True),
+        ("Which venue you recommended was cheaper?", True),
+        # neither
+        ("Could you suggest a venue?", False),  # a request, not what was said
+        ("What did Caroline recommend?", False),
         ("When is the summer party?", False),
     ],
 )
-def test_a_summary_is_asked_for_by_its_words(query: str, summary: bool) -> None:
+def test_the_agents_words_are_asked_for_by_a_summary_or_what_it_recommended(
+    query: str, asked: bool
+) -> None:
     rerank = Rerank()
     weights = rerank.for_query(query).source_weights
-    assert weights[Source.AGENT] == (1.0 if summary else 0.5)
+    assert weights[Source.AGENT] == (1.0 if asked else 0.5)
     assert rerank.source_weights[Source.AGENT] == 0.5  # the engine's own is left as it was
 
 

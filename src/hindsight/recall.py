@@ -6,7 +6,7 @@ fusion (each channel's scores scaled to 0..1 and summed; reciprocal-rank fusion,
 ``1 / (k + rank)``, is the alternative). A turn that answers a question ranked near the
 top inherits part of the question's fused score (the "reply" channel). Then each
 candidate's fused score is multiplied by boosts for confidence, source (the agent's own
-words count less, except when the query asks for a summary of the conversation),
+words count less, except where the query asks for them: a summary, what it recommended),
 recency (exponential half-life) and, when the query names a time ("in May 2023",
 "last week"), for being from then; and by its owner's weight. Everything that went
 into a score is kept in its :class:`Explanation`.
@@ -62,12 +62,18 @@ SOURCE_WEIGHTS: Mapping[Source, float] = {Source.AGENT: 0.5}
 # +0.017). The agent's replies are not lifted, and its questions lift with its source
 # weight: both are second-hand (BEAM fell by 0.02-0.03 without these two rules).
 REPLY_WEIGHT = 0.85
-# A summary of a conversation is of what both sides said: BEAM's summary questions cite
-# the assistant's replies in 98 of their 171 evidence messages, and with the agent's
-# words weighed as the user's for them, summaries' fraction-recall@10 went 0.116 -> 0.138
-# (BEAM 0.6556 -> 0.6581, both halves up; no LoCoMo question asks for one).
-SUMMARY = re.compile(
-    r"\b(?:summar(?:y|ies|i[sz]e[sd]?|i[sz]ing)|recap\w*|sum (?:\w+ )?up)\b", re.IGNORECASE
+# Questions that ask for the agent's own words, which count less elsewhere (second-hand,
+# they restate the user's): a summary is of what both sides of the conversation said
+# (BEAM's summary questions cite the assistant's replies in 98 of their 171 evidence
+# messages), and "How did you recommend ...?" asks what the agent said. There the
+# agent's words weigh as the user's: BEAM fraction-recall@10 0.6556 -> 0.6581 (summaries
+# 0.116 -> 0.139) -> 0.6656 (information extraction 0.642 -> 0.708), both halves up at
+# each step; no LoCoMo question asks either.
+ASKS_AGENT = re.compile(
+    r"\b(?:summar(?:y|ies|i[sz]e[sd]?|i[sz]ing)|recap\w*|sum (?:\w+ )?up"
+    r"|did you (?:recommend|suggest|advise|propose)"
+    r"|you (?:recommended|suggested|advised|proposed))\b",
+    re.IGNORECASE,
 )
 # People type one thought as several messages in a row ("ok so" / "we finally got the
 # dog" / "a golden retriever, 2 years old"): the statement is the run (the store's
@@ -112,10 +118,10 @@ class Rerank:
     decay: Decay = field(default_factory=Decay)  # of confidence while a memory goes unused
 
     def for_query(self, query: str) -> Rerank:
-        """This reranking as it applies to ``query``: a question that asks for a summary
-        asks for the conversation, both sides of it, and there the agent's words weigh
-        as the user's (see :data:`SUMMARY`)."""
-        if not SUMMARY.search(query):
+        """This reranking as it applies to ``query``: where it asks for the agent's own
+        words (a summary of the conversation, what the agent recommended), they weigh
+        as the user's (see :data:`ASKS_AGENT`)."""
+        if not ASKS_AGENT.search(query):
             return self
         weights = {**self.source_weights, Source.AGENT: self.source_weights.get(Source.USER, 1.0)}
         return replace(self, source_weights=weights)
