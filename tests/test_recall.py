@@ -119,6 +119,7 @@ def test_a_summary_of_the_conversation_weighs_the_agents_words_as_the_users(
         ("How did you recommend structuring my week?", True),
         ("What approach did you suggest for the resume?", True),
         ("Which venue you recommended was cheaper?", True),
+        ("What did you tell me about the deadline?", True),
         # neither
         ("Could you suggest a venue?", False),  # a request, not what was said
         ("What did Caroline recommend?", False),

@@ -65,14 +65,14 @@ REPLY_WEIGHT = 0.85
 # Questions that ask for the agent's own words, which count less elsewhere (second-hand,
 # they restate the user's): a summary is of what both sides of the conversation said
 # (BEAM's summary questions cite the assistant's replies in 98 of their 171 evidence
-# messages), and "How did you recommend ...?" asks what the agent said. There the
-# agent's words weigh as the user's: BEAM fraction-recall@10 0.6556 -> 0.6581 (summaries
-# 0.116 -> 0.139) -> 0.6656 (information extraction 0.642 -> 0.708), both halves up at
-# each step; no LoCoMo question asks either.
+# messages), and "How did you recommend ...?" or "What did you say ...?" asks what the
+# agent said. There the agent's words weigh as the user's: BEAM fraction-recall@10
+# 0.6556 -> 0.6581 (summaries 0.116 -> 0.139) -> 0.6656 (information extraction 0.642 ->
+# 0.708), both halves up at each step; no LoCoMo question asks either.
 ASKS_AGENT = re.compile(
     r"\b(?:summar(?:y|ies|i[sz]e[sd]?|i[sz]ing)|recap\w*|sum (?:\w+ )?up"
-    r"|did you (?:recommend|suggest|advise|propose)"
-    r"|you (?:recommended|suggested|advised|proposed))\b",
+    r"|did you (?:recommend|suggest|advise|propose|say|tell|mention|explain)"
+    r"|you (?:recommended|suggested|advised|proposed|said|told|mentioned|explained))\b",
     re.IGNORECASE,
 )
 # People type one thought as several messages in a row ("ok so" / "we finally got the
