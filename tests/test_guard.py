@@ -105,6 +105,7 @@ def test_secrets_are_redacted_and_look_alikes_are_not() -> None:
         ("Seat preference: window.", "I prefer an aisle seat on long flights."),
         ("profile: United States tax resident", "I'm a Canadian tax resident."),
         ("Since you're a US tax resident, file Form 1040.", "I'm a Canadian tax resident."),
+        ("You are not the best fit. Best regards, Sam", "I'm the best fit for this role."),
     ],
 )
 def test_a_claim_that_negates_or_revalues_a_statement_contradicts_it(
@@ -146,6 +147,8 @@ def test_adding_detail_is_not_contradicting(claim: str, trusted: str) -> None:
         ("Editing sessions run in August.\n\n2. Editing", "Editing sessions run on May 24."),
         # an address is not words
         ("API_URL = https://api.example.org/v2", "API_ENDPOINT = https://api.example.org/v2"),
+        # a letter's closing formula asserts nothing
+        ("Say you are not the best fit for the role.", "Thanks again!\n\nBest regards, Crystal"),
     ],
 )
 def test_what_a_text_supposes_quantifies_or_quotes_contradicts_nothing(

@@ -35,6 +35,11 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:st|nd|rd|th)?")
 _TOKEN_OR_COMMA = re.compile(rf"{_TOKEN.pattern}|,")
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^(?: {4}|\t).*$", re.DOTALL | re.MULTILINE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+# a letter's closing formula asserts nothing ("Best regards" is no claim that something is best)
+_SIGN_OFF = re.compile(
+    r"\b(?:(?:best|kind|kindest|warm|warmest|with) (?:regards|wishes)|all the best)\b",
+    re.IGNORECASE,
+)
 _CLAUSE = re.compile(r"[.;!?\n()]|,\s+(?:but|so|and|which)\b")
 _NEGATIONS: Final = frozenset(
     {"no", "not", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot"}
@@ -148,7 +153,7 @@ class _Said:
 
 @functools.lru_cache(maxsize=8192)
 def _said(text: str) -> _Said:
-    text = _URL.sub(" ", _CODE.sub(" ", text))  # code and addresses state nothing
+    text = _SIGN_OFF.sub(" ", _URL.sub(" ", _CODE.sub(" ", text)))  # they state nothing
     denied, forbidden, asserted = _sides(text)
     modifiers, phrases = _modified(text)
     fields = _record(text)
