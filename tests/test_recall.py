@@ -124,6 +124,7 @@ def test_a_summary_of_the_conversation_weighs_the_agents_words_as_the_users(
         ("Could you suggest a venue?", False),  # a request, not what was said
         ("What did Caroline recommend?", False),
         ("When is the summer party?", False),
+        ("Did the team recapture the lead?", False),
     ],
 )
 def test_the_agents_words_are_asked_for_by_a_summary_or_what_it_recommended(

@@ -70,7 +70,7 @@ REPLY_WEIGHT = 0.85
 # 0.6556 -> 0.6581 (summaries 0.116 -> 0.139) -> 0.6656 (information extraction 0.642 ->
 # 0.708), both halves up at each step; no LoCoMo question asks either.
 ASKS_AGENT = re.compile(
-    r"\b(?:summar(?:y|ies|i[sz]e[sd]?|i[sz]ing)|recap\w*|sum (?:\w+ )?up"
+    r"\b(?:summar(?:y|ies|i[sz]e[sd]?|i[sz]ing)|recap(?:s|ped|ping)?|sum (?:\w+ )?up"
     r"|did you (?:recommend|suggest|advise|propose|say|tell|mention|explain)"
     r"|you (?:recommended|suggested|advised|proposed|said|told|mentioned|explained))\b",
     re.IGNORECASE,
