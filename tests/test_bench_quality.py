@@ -27,6 +27,7 @@ from hindsight.bench.datasets import (
     load_beam,
     load_locomo,
     normalise_dia_id,
+    one_owner,
     parse_beam_time,
     parse_locomo_time,
     per_sentence,
@@ -267,6 +268,41 @@ def test_locomo_per_sentence_sends_each_sentence_as_a_message_and_keeps_the_evid
     assert data.turn_count == 12  # the loaded set is left as it was
 
 
+def test_one_owner_puts_every_conversation_in_one_history(tmp_path: Path) -> None:
+    """Two conversations become one: ids take their conversation's as a prefix, so the
+    same "D1:1" of each stays two turns, and each question keeps its conversation."""
+    first, second = locomo_fixture(), locomo_fixture()
+    second[0]["sample_id"] = "conv-2"
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(first + second))
+    data = load_locomo(path)
+    long = one_owner(data)
+    assert long.name == "locomo-one-owner"
+    (history,) = long.conversations
+    assert [s.id for s in history.sessions] == [
+        "conv-1:session_1",
+        "conv-1:session_2",
+        "conv-2:session_1",
+        "conv-2:session_2",
+    ]
+    turns = list(history.turns)
+    assert (turns[0].turn_id, turns[12].turn_id) == ("conv-1:D1:1", "conv-2:D1:1")
+    assert turns[0].text == turns[12].text and long.turn_count == data.turn_count == 24
+    made = [q for q in long.questions if q.text == "What did Melanie make?"]
+    assert [(q.conversation_id, sorted(q.evidence)) for q in made] == [
+        ("conv-1", ["conv-1:D1:2", "conv-1:D2:2", "conv-1:D2:4"]),
+        ("conv-2", ["conv-2:D1:2", "conv-2:D2:2", "conv-2:D2:4"]),
+    ]
+    assert long.skipped == data.skipped and long.repaired == data.repaired
+
+
+def test_one_owner_keeps_which_statement_updated_which(tmp_path: Path) -> None:
+    data = load_beam(write_beam(tmp_path))
+    (update,) = [q for q in one_owner(data).questions if q.group == "knowledge_update"]
+    assert update.evidence == {"1:2", "1:4"}
+    assert update.ordered == {"updated": ["1:4"], "original": ["1:2"]}
+
+
 def test_chat_typed_types_turns_as_on_a_phone_and_leaves_the_questions(tmp_path: Path) -> None:
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps(locomo_fixture()))
@@ -495,6 +531,13 @@ def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
     report = json.loads(typed.output)
     assert (report["dataset"], report["turns"]) == ("locomo-sentences-typed", 14)
 
+    long = CliRunner().invoke(cli, [*args, "--one-owner", "--json"])
+    assert long.exit_code == 0, long.output
+    report = json.loads(long.output)
+    assert (report["dataset"], report["turns"], report["questions"]) == ("locomo-one-owner", 12, 4)
+    assert list(report["per_conversation"]["hindsight"]) == ["conv-1"]
+    assert report["bm25"]["single-hop"]["recall_all@10"] == 1.0
+
 
 def test_bench_locomo_with_an_llm_reports_both_and_what_the_llm_took(tmp_path: Path) -> None:
     """A loopback server answers as a model would: each user turn a fact, each question
@@ -552,6 +595,11 @@ def test_bench_beam_end_to_end(tmp_path: Path) -> None:
     )
     assert report["knowledge_update_order"]["n"] == 1
     assert set(report["knowledge_update_order"]) == {"n", *quality.SYSTEMS}
+
+    long = CliRunner().invoke(cli, [*args, "--one-owner"])
+    assert long.exit_code == 0, long.output
+    report = json.loads(long.output)
+    assert report["dataset"] == "beam-one-owner" and report["knowledge_update_order"]["n"] == 1
 
 
 def test_bench_rejects_a_file_of_another_shape(tmp_path: Path) -> None:

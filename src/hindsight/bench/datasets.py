@@ -516,6 +516,27 @@ def per_sentence(data: Dataset) -> Dataset:
     return Dataset(f"{data.name}-sentences", conversations)
 
 
+def one_owner(data: Dataset) -> Dataset:
+    """``data`` as one long history: every conversation's sessions, in order, retained into
+    one owner, and each question asked over all of it. The other conversations stand in
+    for the rest of a long history, with look-alikes among them (BEAM's writing chats share
+    a persona). Ids take their conversation's as a prefix ("conv-26:D1:3"); a question keeps
+    its conversation, so figures by conversation and by half still read per conversation."""
+    sessions: list[Session] = []
+    questions: list[Question] = []
+    for conv in data.conversations:
+        at = f"{conv.id}:"
+        for session in conv.sessions:
+            turns = [replace(t, turn_id=at + t.turn_id) for t in session.turns]
+            sessions.append(Session(at + session.id, turns))
+        for q in conv.questions:
+            ordered = q.ordered and {k: [at + i for i in ids] for k, ids in q.ordered.items()}
+            evidence = frozenset(at + i for i in q.evidence)
+            questions.append(replace(q, evidence=evidence, ordered=ordered))
+    merged = Conversation("all", sessions, questions, data.skipped, data.repaired)
+    return Dataset(f"{data.name}-one-owner", [merged])
+
+
 LOADERS: Final = {"locomo": load_locomo, "beam": load_beam}
 
 

@@ -191,6 +191,15 @@ def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
+def _one_owner_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--one-owner",
+        is_flag=True,
+        help="Retain every conversation into one owner and ask each question over all of "
+        "them: a long history, the other conversations its distractors.",
+    )(f)
+
+
 def _bench_quality(
     app: App,
     name: str,
@@ -201,6 +210,7 @@ def _bench_quality(
     out: Path | None,
     per_sentence: bool = False,
     typed: bool = False,
+    one_owner: bool = False,
 ) -> None:
     """Load a benchmark, run it in a store (temporary unless --home), print the report."""
     from hindsight.bench import datasets, quality
@@ -210,6 +220,8 @@ def _bench_quality(
         dataset = datasets.per_sentence(dataset)
     if typed:
         dataset = datasets.chat_typed(dataset)
+    if one_owner:
+        dataset = datasets.one_owner(dataset)
     with _store(app, "hs-q-", quality.work(dataset), name) as (settings, step):
         report = quality.run(settings, dataset, progress=step)
     _report(report.as_dict(), out, as_json, quality.table(report))
@@ -217,6 +229,7 @@ def _bench_quality(
 
 @bench.command("locomo")
 @_limit_option
+@_one_owner_option
 @click.option(
     "--per-sentence",
     is_flag=True,
@@ -236,6 +249,7 @@ def _bench_quality(
 def bench_locomo(
     app: App,
     limit: int | None,
+    one_owner: bool,
     per_sentence: bool,
     typed: bool,
     as_json: bool,
@@ -259,16 +273,20 @@ def bench_locomo(
         out=out,
         per_sentence=per_sentence,
         typed=typed,
+        one_owner=one_owner,
     )
 
 
 @bench.command("beam")
 @_limit_option
+@_one_owner_option
 @json_option
 @_out_option
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.pass_obj
-def bench_beam(app: App, limit: int | None, as_json: bool, out: Path | None, path: Path) -> None:
+def bench_beam(
+    app: App, limit: int | None, one_owner: bool, as_json: bool, out: Path | None, path: Path
+) -> None:
     """Turn-level recall on BEAM (PATH holds <n>/chat.json folders), against BM25 and dense.
 
     Each conversation is retained into its own owner (a batch is a session),
@@ -277,7 +295,7 @@ def bench_beam(app: App, limit: int | None, as_json: bool, out: Path | None, pat
     information it replaced. Runs in a fresh temporary store unless --home is
     given on the group.
     """
-    _bench_quality(app, "beam", path, limit=limit, as_json=as_json, out=out)
+    _bench_quality(app, "beam", path, limit=limit, as_json=as_json, out=out, one_owner=one_owner)
 
 
 @bench.command("guard")
