@@ -359,6 +359,12 @@ def test_locomo_parsers() -> None:
         0,
     )
     assert split_evidence(["D1:3-D2:5", "D1:9-D1:2"]) == ([], 2)  # across sessions, backwards
+    # a run into the next session is read over the conversation's turns, in their order
+    order = ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2", "D2:3"]
+    assert split_evidence(["D1:2-D2:2", "D2:2-D1:3", "D1:3-D3:1"], order) == (
+        ["D1:2", "D1:3", "D2:1", "D2:2"],
+        2,
+    )
     when = parse_locomo_time("10:04 am on 19 December, 2023")
     assert when is not None and (when.hour, when.day, when.month) == (10, 19, 12)
     assert parse_locomo_time("yesterday") is None

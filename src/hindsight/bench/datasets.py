@@ -18,7 +18,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -148,10 +148,12 @@ def normalise_dia_id(raw: str) -> str | None:
     return None if m is None else f"D{int(m[1])}:{int(m[2])}"
 
 
-def split_evidence(items: object) -> tuple[list[str], int]:
+def split_evidence(items: object, order: Sequence[str] = ()) -> tuple[list[str], int]:
     """Evidence strings split on ';', ',' and spaces; returns (ids, malformed count).
 
-    LoCoMo has entries such as 'D8:6; D9:17' and 'D9:1 D4:4 D4:6'.
+    LoCoMo has entries such as 'D8:6; D9:17' and 'D9:1 D4:4 D4:6'. A range ("D12:3-D12:5")
+    names every turn from its first to its last; one that runs into the next session
+    ("D12:40-D13:2") is read over ``order``, the conversation's turn ids as they came.
     """
     if isinstance(items, str):
         items = [items]
@@ -159,8 +161,9 @@ def split_evidence(items: object) -> tuple[list[str], int]:
         return [], 0
     ids: list[str] = []
     malformed = 0
+    position = {turn: i for i, turn in enumerate(order)}
     for item in items:
-        text, malformed = _expand_ranges(str(item), ids, malformed)
+        text, malformed = _expand_ranges(str(item), ids, malformed, order, position)
         for part in _EVIDENCE_SPLIT.split(text):
             if not part:
                 continue
@@ -172,17 +175,27 @@ def split_evidence(items: object) -> tuple[list[str], int]:
     return ids, malformed
 
 
-def _expand_ranges(text: str, ids: list[str], malformed: int) -> tuple[str, int]:
+def _expand_ranges(
+    text: str,
+    ids: list[str],
+    malformed: int,
+    order: Sequence[str],
+    position: Mapping[str, int],
+) -> tuple[str, int]:
     """Add the turns of each range in ``text`` to ``ids``; returns the rest of the text
     and the malformed count so far."""
 
     def expand(m: re.Match[str]) -> str:
         nonlocal malformed
         session, first, last = int(m[1]), int(m[2]), int(m[4])
-        if (m[3] is not None and int(m[3]) != session) or not 0 <= last - first < MAX_RANGE:
-            malformed += 1
-        else:
+        end = session if m[3] is None else int(m[3])
+        start, stop = position.get(f"D{session}:{first}"), position.get(f"D{end}:{last}")
+        if end == session and 0 <= last - first < MAX_RANGE:
             ids.extend(f"D{session}:{turn}" for turn in range(first, last + 1))
+        elif start is not None and stop is not None and 0 <= stop - start < MAX_RANGE:
+            ids.extend(order[start : stop + 1])  # across sessions, in the order they came
+        else:
+            malformed += 1
         return " "
 
     return _RANGE.sub(expand, text), malformed
@@ -235,9 +248,10 @@ def _locomo_conversation(index: int, raw: object) -> Conversation:
             conv.sessions.append(Session(f"session_{n}", turns))
         else:
             conv.skipped["empty session"] += 1
-    known = {t.turn_id for t in conv.turns}
+    order = [t.turn_id for t in conv.turns]
+    known = set(order)
     for item in raw.get("qa") or []:
-        question = _locomo_question(conv, item, known)
+        question = _locomo_question(conv, item, order, known)
         if question is not None:
             conv.questions.append(question)
     return conv
@@ -253,7 +267,9 @@ def _known(conv: Conversation, ids: list[str], known: set[str], unit: str) -> fr
     return evidence
 
 
-def _locomo_question(conv: Conversation, item: object, known: set[str]) -> Question | None:
+def _locomo_question(
+    conv: Conversation, item: object, order: Sequence[str], known: set[str]
+) -> Question | None:
     if not isinstance(item, dict) or not str(item.get("question") or "").strip():
         conv.skipped["QA item without a question"] += 1
         return None
@@ -261,7 +277,7 @@ def _locomo_question(conv: Conversation, item: object, known: set[str]) -> Quest
     if not raw_evidence:
         conv.skipped["question without evidence"] += 1
         return None
-    ids, malformed = split_evidence(raw_evidence)
+    ids, malformed = split_evidence(raw_evidence, order)
     as_given = raw_evidence if isinstance(raw_evidence, list) else [raw_evidence]
     if malformed or len(ids) != len(as_given) or any(i not in as_given for i in ids):
         conv.repaired["QA item with malformed evidence normalised"] += 1
