@@ -358,8 +358,9 @@ def test_locomo_parsers() -> None:
         ["D12:3", "D12:4", "D12:5", "D2:7", "D2:8", "D1:1", "D3:1", "D3:2"],
         0,
     )
-    assert split_evidence(["D1:3-D2:5", "D1:9-D1:2"]) == ([], 2)  # across sessions, backwards
-    # a run into the next session is read over the conversation's turns, in their order
+    # backwards, or into the next session without the conversation's turns to read it over
+    assert split_evidence(["D1:3-D2:5", "D1:9-D1:2"]) == ([], 2)
+    # given them, a run into the next session is read over the turns in their order
     order = ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2", "D2:3"]
     assert split_evidence(["D1:2-D2:2", "D2:2-D1:3", "D1:3-D3:1"], order) == (
         ["D1:2", "D1:3", "D2:1", "D2:2"],
