@@ -538,6 +538,31 @@ def test_bench_locomo_end_to_end(tmp_path: Path) -> None:
     report = json.loads(typed.output)
     assert (report["dataset"], report["turns"]) == ("locomo-sentences-typed", 14)
 
+    assert "details" not in report
+    detailed = CliRunner().invoke(cli, [*args, "--details", "--json"])
+    assert detailed.exit_code == 0, detailed.output
+    details = json.loads(detailed.output)["details"]
+    assert [d["question"] for d in details] == [
+        "What pet did Caroline adopt?",
+        "What did Melanie make?",
+        "What is Caroline reading?",
+        "Where is the necklace from?",
+    ]
+    pet = details[0]
+    assert (pet["conversation"], pet["group"], pet["evidence"]) == (
+        "conv-1",
+        "single-hop",
+        ["D2:1"],
+    )
+    for d in details:
+        for system in quality.SYSTEMS:
+            top, ranks = d[system]["top"], d[system]["ranks"]
+            assert len(top) == len(set(top)) <= 10 and set(ranks) == set(d["evidence"])
+            for turn, rank in ranks.items():  # an evidence turn in the top ten is where it says
+                assert (turn in top) == (rank is not None and rank <= 10)
+                assert turn not in top or top[rank - 1] == turn
+    assert pet["bm25"]["ranks"]["D2:1"] is not None and pet["bm25"]["ranks"]["D2:1"] <= 10
+
     long = CliRunner().invoke(cli, [*args, "--one-owner", "--json"])
     assert long.exit_code == 0, long.output
     report = json.loads(long.output)
@@ -573,12 +598,15 @@ def test_bench_locomo_with_an_llm_reports_both_and_what_the_llm_took(tmp_path: P
             "HINDSIGHT_LLM_PRICES": '{"m": {"prompt": 1.0, "completion": 2.0}}',
         }
         args = ["--home", str(tmp_path / "h"), "-q", "bench", "locomo", str(path)]
-        result = CliRunner().invoke(cli, [*args, "--json"], env=env)
+        result = CliRunner().invoke(cli, [*args, "--details", "--json"], env=env)
         assert result.exit_code == 0, result.output
         report = json.loads(result.output)
         table = CliRunner().invoke(cli, args, env=env)
     check_report(report, groups={"single-hop", "multi-hop", "open-domain", "temporal"})
     assert set(report[quality.WITH_LLM]) == set(report["hindsight"])
+    # each question once, with what each system ranked for it, the LLM's search too
+    assert len(report["details"]) == 4
+    assert all({*quality.SYSTEMS, quality.WITH_LLM} <= set(d) for d in report["details"])
     llm = report["llm"]
     assert llm["jobs"]["done"] == 2 and llm["jobs"]["failed"] == 0  # one job per session
     assert llm["by_operation"]["extract"]["calls"] == 2

@@ -193,6 +193,8 @@ class QualityReport:
     # system -> "first" / "second" -> {"conversations", "n", "frac_recall@10"}: the two
     # halves of the set in its own order, one to tune a dial on and one to check it on
     halves: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # asked for: per question, each system's top ten turns and every evidence turn's rank
+    details: list[dict[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -211,6 +213,8 @@ class QualityReport:
             out["knowledge_update_order"] = self.knowledge_update
         out["per_conversation"] = self.per_conversation
         out["halves"] = self.halves
+        if self.details is not None:
+            out["details"] = self.details
         if self.llm is not None:
             out["llm"] = self.llm
         return out
@@ -244,6 +248,7 @@ class _Tally:
     repaired: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     first: list[float] = field(default_factory=list)  # ms: each owner's first recall
+    details: dict[int, dict[str, Any]] | None = None  # id(question) -> what was ranked
     ingest_s: float = 0.0
     turns: int = 0
     llm_s: float = 0.0  # running the LLM jobs
@@ -271,13 +276,15 @@ def run(
     systems: Sequence[str] = SYSTEMS,
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
+    details: bool = False,
 ) -> QualityReport:
-    """Ingest each conversation into its own owner, ask every question, score the rankings."""
+    """Ingest each conversation into its own owner, ask every question, score the rankings
+    (with ``details``, also report each question's rankings)."""
     unknown = set(systems) - set(SYSTEMS)
     if unknown or not systems:
         raise ValidationError(f"systems must be among {', '.join(SYSTEMS)}")
     data = dataset.head(limit)
-    tally = _Tally()
+    tally = _Tally(details={} if details else None)
     base = datetime.now(UTC).replace(microsecond=0)
     llm = settings.llm_configured and "hindsight" in systems
     # no worker thread: the offline figures are taken before any LLM work has run
@@ -307,6 +314,8 @@ def run(
     measured = [*systems, WITH_LLM] if llm else list(systems)
     report = _report(data, measured, tally, peak_rss_mb=rss)
     report.llm = usage
+    if tally.details is not None:
+        report.details = list(tally.details.values())
     return report
 
 
@@ -438,6 +447,29 @@ def _ask(question: Question, searches: Mapping[str, Search], tally: _Tally) -> N
         tally.by_conversation[system].append((question.conversation_id, scores))
         if question.ordered is not None and question.ordered.get("updated"):
             tally.updates[system].append(update_ranked_first(ranked, question.ordered))
+        if tally.details is not None:
+            _detail(tally.details, question, system, ranked)
+
+
+def _detail(
+    details: dict[int, dict[str, Any]], question: Question, system: str, ranked: list[str]
+) -> None:
+    """What ``system`` ranked for ``question``: its top ten turns, and where each evidence
+    turn came (1-based among the distinct turns fetched; None: not fetched)."""
+    entry = details.setdefault(
+        id(question),
+        {
+            "conversation": question.conversation_id,
+            "group": question.group,
+            "question": question.text,
+            "evidence": sorted(question.evidence),
+        },
+    )
+    rank = {turn: i for i, turn in enumerate(ranked, start=1)}
+    entry[system] = {
+        "top": ranked[: max(KS)],
+        "ranks": {turn: rank.get(turn) for turn in entry["evidence"]},
+    }
 
 
 def _report(

@@ -191,6 +191,15 @@ def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
+def _details_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--details",
+        is_flag=True,
+        help="Also report, per question, each system's top ten turns and the rank of each "
+        "evidence turn (in the JSON report).",
+    )(f)
+
+
 def _one_owner_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--one-owner",
@@ -211,6 +220,7 @@ def _bench_quality(
     per_sentence: bool = False,
     typed: bool = False,
     one_owner: bool = False,
+    details: bool = False,
 ) -> None:
     """Load a benchmark, run it in a store (temporary unless --home), print the report."""
     from hindsight.bench import datasets, quality
@@ -223,13 +233,14 @@ def _bench_quality(
     if one_owner:
         dataset = datasets.one_owner(dataset)
     with _store(app, "hs-q-", quality.work(dataset), name) as (settings, step):
-        report = quality.run(settings, dataset, progress=step)
+        report = quality.run(settings, dataset, progress=step, details=details)
     _report(report.as_dict(), out, as_json, quality.table(report))
 
 
 @bench.command("locomo")
 @_limit_option
 @_one_owner_option
+@_details_option
 @click.option(
     "--per-sentence",
     is_flag=True,
@@ -250,6 +261,7 @@ def bench_locomo(
     app: App,
     limit: int | None,
     one_owner: bool,
+    details: bool,
     per_sentence: bool,
     typed: bool,
     as_json: bool,
@@ -274,18 +286,26 @@ def bench_locomo(
         per_sentence=per_sentence,
         typed=typed,
         one_owner=one_owner,
+        details=details,
     )
 
 
 @bench.command("beam")
 @_limit_option
 @_one_owner_option
+@_details_option
 @json_option
 @_out_option
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.pass_obj
 def bench_beam(
-    app: App, limit: int | None, one_owner: bool, as_json: bool, out: Path | None, path: Path
+    app: App,
+    limit: int | None,
+    one_owner: bool,
+    details: bool,
+    as_json: bool,
+    out: Path | None,
+    path: Path,
 ) -> None:
     """Turn-level recall on BEAM (PATH holds <n>/chat.json folders), against BM25 and dense.
 
@@ -295,7 +315,16 @@ def bench_beam(
     information it replaced. Runs in a fresh temporary store unless --home is
     given on the group.
     """
-    _bench_quality(app, "beam", path, limit=limit, as_json=as_json, out=out, one_owner=one_owner)
+    _bench_quality(
+        app,
+        "beam",
+        path,
+        limit=limit,
+        as_json=as_json,
+        out=out,
+        one_owner=one_owner,
+        details=details,
+    )
 
 
 @bench.command("guard")
