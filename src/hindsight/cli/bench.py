@@ -182,31 +182,31 @@ def bench_history(
     _report(result, out, as_json, lines)
 
 
-def _limit_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--limit",
-        type=click.IntRange(1, None),
-        metavar="N",
-        help="Only the first N conversations.",
-    )(f)
-
-
-def _details_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--details",
-        is_flag=True,
-        help="Also report, per question, each system's top ten turns and the rank of each "
-        "evidence turn (in the JSON report).",
-    )(f)
-
-
-def _one_owner_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--one-owner",
-        is_flag=True,
-        help="Retain every conversation into one owner and ask each question over all of "
-        "them: a long history, the other conversations its distractors.",
-    )(f)
+def _quality_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options the recall-quality benchmarks share."""
+    options = (
+        click.option(
+            "--limit",
+            type=click.IntRange(1, None),
+            metavar="N",
+            help="Only the first N conversations.",
+        ),
+        click.option(
+            "--one-owner",
+            is_flag=True,
+            help="Retain every conversation into one owner and ask each question over all "
+            "of them: a long history, the other conversations its distractors.",
+        ),
+        click.option(
+            "--details",
+            is_flag=True,
+            help="Also report, per question, each system's top ten turns and the rank of "
+            "each evidence turn (in the JSON report).",
+        ),
+    )
+    for option in reversed(options):
+        f = option(f)
+    return f
 
 
 def _bench_quality(
@@ -238,9 +238,7 @@ def _bench_quality(
 
 
 @bench.command("locomo")
-@_limit_option
-@_one_owner_option
-@_details_option
+@_quality_options
 @click.option(
     "--per-sentence",
     is_flag=True,
@@ -291,9 +289,7 @@ def bench_locomo(
 
 
 @bench.command("beam")
-@_limit_option
-@_one_owner_option
-@_details_option
+@_quality_options
 @json_option
 @_out_option
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
