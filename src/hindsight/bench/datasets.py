@@ -18,7 +18,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -161,9 +161,8 @@ def split_evidence(items: object, order: Sequence[str] = ()) -> tuple[list[str],
         return [], 0
     ids: list[str] = []
     malformed = 0
-    position = {turn: i for i, turn in enumerate(order)}
     for item in items:
-        text, malformed = _expand_ranges(str(item), ids, malformed, order, position)
+        text, malformed = _expand_ranges(str(item), ids, malformed, order)
         for part in _EVIDENCE_SPLIT.split(text):
             if not part:
                 continue
@@ -176,11 +175,7 @@ def split_evidence(items: object, order: Sequence[str] = ()) -> tuple[list[str],
 
 
 def _expand_ranges(
-    text: str,
-    ids: list[str],
-    malformed: int,
-    order: Sequence[str],
-    position: Mapping[str, int],
+    text: str, ids: list[str], malformed: int, order: Sequence[str]
 ) -> tuple[str, int]:
     """Add the turns of each range in ``text`` to ``ids``; returns the rest of the text
     and the malformed count so far."""
@@ -189,11 +184,16 @@ def _expand_ranges(
         nonlocal malformed
         session, first, last = int(m[1]), int(m[2]), int(m[4])
         end = session if m[3] is None else int(m[3])
-        start, stop = position.get(f"D{session}:{first}"), position.get(f"D{end}:{last}")
-        if end == session and 0 <= last - first < MAX_RANGE:
-            ids.extend(f"D{session}:{turn}" for turn in range(first, last + 1))
-        elif start is not None and stop is not None and 0 <= stop - start < MAX_RANGE:
-            ids.extend(order[start : stop + 1])  # across sessions, in the order they came
+        if end == session:
+            if 0 <= last - first < MAX_RANGE:
+                ids.extend(f"D{session}:{turn}" for turn in range(first, last + 1))
+            else:
+                malformed += 1
+            return " "
+        ends = (f"D{session}:{first}", f"D{end}:{last}")  # across sessions: rare
+        start, stop = (order.index(e) if e in order else -1 for e in ends)
+        if start >= 0 and 0 <= stop - start < MAX_RANGE:
+            ids.extend(order[start : stop + 1])  # in the order the turns came
         else:
             malformed += 1
         return " "
