@@ -177,7 +177,9 @@ def test_usage_error_is_one_line_exit_2(home: Path) -> None:
 def test_retain_then_recall_json(home: Path) -> None:
     kept = retain(home, "I live in Paris and I love jazz.", "--session", "s1")
     assert len(kept["episodes"]) == 1
-    assert set(kept) == {"episodes", "created", "updated", "superseded"}
+    assert set(kept) == {"episodes", "created", "updated", "superseded", "status", "reasons"}
+    assert kept["status"] == {mid: "active" for mid in [*kept["episodes"], *kept["created"]]}
+    assert kept["reasons"] == {}
     data = run_json(home, "recall", "--owner", OWNER, "where do I live?")
     assert set(data) == {"results"}
     assert data["results"], data
@@ -410,7 +412,7 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path) -> None:
     path = tmp_path / "dump.jsonl"
     path.write_text(dump, encoding="utf-8")
     counts = run_json(fresh, "import", str(path))
-    assert counts == {"imported": len(records), "skipped": 0}
+    assert counts == {"imported": len(records), "skipped": 0, "held": 0}
     again = [
         json.loads(line) for line in run(fresh, "export", "--owner", OWNER).stdout.splitlines()
     ]
@@ -420,7 +422,8 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path) -> None:
 
     assert sorted(map(key, again)) == sorted(map(key, records))
     # known ids are skipped; stdin works too
-    assert run_json(fresh, "import", "-", input=dump) == {"imported": 0, "skipped": len(records)}
+    again_counts = run_json(fresh, "import", "-", input=dump)
+    assert again_counts == {"imported": 0, "skipped": len(records), "held": 0}
     assert "imported 0" in run(fresh, "import", "-", input=dump).stdout
 
 

@@ -98,7 +98,11 @@ def test_an_import_cannot_link_into_another_owner(
     record |= {"id": "m_0000000000001234567812345678", "content": "I love the blues."}
     record["provenance"] = {**record["provenance"], "derived_from": [link, theirs]}
     record["superseded_by"] = link
-    assert hs.as_principal(BOB_APP).import_records([record]) == {"imported": 1, "skipped": 0}
+    assert hs.as_principal(BOB_APP).import_records([record]) == {
+        "imported": 1,
+        "skipped": 0,
+        "held": 0,
+    }
     kept = hs.get(record["id"])
     assert kept.provenance.derived_from == [theirs] and kept.superseded_by is None
     receipt = hs.forget(mine)
@@ -120,12 +124,12 @@ def test_an_import_answers_alike_for_another_owners_id_and_an_unknown_one(
     second["provenance"] = {**base["provenance"], "derived_from": [reused]}
     before = hs.get(mine)
     bob = hs.as_principal(BOB_APP)
-    assert bob.import_records([first, second]) == {"imported": 2, "skipped": 0}
+    assert bob.import_records([first, second]) == {"imported": 2, "skipped": 0, "held": 0}
     blues = next(m for m in bob.list_memories(BOB) if m.content == "I love the blues.")
     assert (blues.id == reused) is not taken
     assert hs.get(second["id"]).provenance.derived_from == [blues.id]
     assert hs.get(mine) == before
-    assert bob.import_records([first, second]) == {"imported": 0, "skipped": 2}
+    assert bob.import_records([first, second]) == {"imported": 0, "skipped": 2, "held": 0}
 
 
 def test_an_owners_stats_do_not_move_with_another_owners_writes(hs: Hindsight) -> None:

@@ -186,6 +186,7 @@ class Door:
             except WriteRefusedError as exc:
                 self._tell("refused", context, {"reason": str(exc)})
                 raise
+            plan.result.note(m for m, _ in plan.memories())  # what the checks made of it
             _keep_links_within_owners(plan, self.store)
             self._embed(plan, encoded)
             request = None

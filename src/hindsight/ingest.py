@@ -122,7 +122,12 @@ class TurnReader:
 
 def _counts(recorded: Mapping[str, Any]) -> dict[str, int]:
     """An import's answer, as recorded with its key."""
-    return {"imported": int(recorded["imported"]), "skipped": int(recorded["skipped"])}
+    return {
+        "imported": int(recorded["imported"]),
+        "skipped": int(recorded["skipped"]),
+        # of those imported, how many the guard holds (none in what was recorded before)
+        "held": int(recorded.get("held", 0)),
+    }
 
 
 class Ingest:
@@ -404,7 +409,11 @@ class Ingest:
         context = replace(context, owners=tuple(sorted({m.owner for m in memories})))
 
         def imported(plan: Plan) -> dict[str, Any]:
-            return {"imported": len(plan.inserts), "skipped": len(memories) - len(plan.inserts)}
+            return {
+                "imported": len(plan.inserts),
+                "skipped": len(memories) - len(plan.inserts),
+                "held": len(plan.result.held),
+            }
 
         once = Once.of(request_id, records, imported)
         if once is not None and (done := self.door.recorded(context, once)) is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -199,6 +199,27 @@ class RetainResult:
     created: list[str] = field(default_factory=list)  # new extracted memories
     updated: list[str] = field(default_factory=list)  # duplicates merged into existing
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
+    # where each memory the call wrote stands once the guard judged it (a turn kept
+    # before, retained again, is not written and not listed), and why the guard held
+    # each one it held: a held memory is not recalled until a reviewer approves it
+    status: dict[str, Status] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def held(self) -> list[str]:
+        """The ids the guard held (quarantined or pending review), in the order written."""
+        return [mid for mid, status in self.status.items() if status in HELD]
+
+    def note(self, memories: Iterable[Memory]) -> None:
+        """Record the status, and the guard's reason if it held it, of each of ``memories``
+        that this result names (episodes, created, updated)."""
+        named = {*self.episodes, *self.created, *self.updated}
+        for m in memories:
+            if m.id not in named:
+                continue
+            self.status[m.id] = m.status
+            if m.status in HELD and m.review is not None:
+                self.reasons[m.id] = m.review.reason
 
 
 @dataclass(slots=True)

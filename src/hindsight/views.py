@@ -26,6 +26,7 @@ from hindsight.models import (
     Memory,
     RecallResult,
     RetainResult,
+    Status,
     Turn,
 )
 from hindsight.review import ReviewItem
@@ -105,20 +106,26 @@ def recall_hit_from(data: Mapping[str, Any]) -> RecallResult:
 
 # -- writes and deletions ----------------------------------------------------------------
 def retained(r: RetainResult) -> JSON:
+    """What a write did: the ids, each written memory's status, and why the guard held any."""
     return {
         "episodes": r.episodes,
         "created": r.created,
         "updated": r.updated,
         "superseded": [{"old": old, "new": new} for old, new in r.superseded],
+        "status": {mid: status.value for mid, status in r.status.items()},
+        "reasons": dict(r.reasons),
     }
 
 
 def retained_from(data: Mapping[str, Any]) -> RetainResult:
+    # a result recorded (for an idempotency key) before statuses were kept has none
     return RetainResult(
         episodes=list(data["episodes"]),
         created=list(data["created"]),
         updated=list(data["updated"]),
         superseded=[(s["old"], s["new"]) for s in data["superseded"]],
+        status={mid: Status(value) for mid, value in data.get("status", {}).items()},
+        reasons=dict(data.get("reasons", {})),
     )
 
 
