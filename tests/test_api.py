@@ -249,6 +249,7 @@ def test_export_streams_json_lines_that_import_reads(api: TestClient, hs: Hindsi
     assert ok(api.post("/v1/import", json={"records": records})) == {
         "imported": 0,
         "skipped": len(records),
+        "held": 0,
     }
     ok(api.post("/v1/forget", json={"owner": OWNER}))
     assert ok(api.post("/v1/import", json={"records": records}))["imported"] == len(records)

@@ -123,8 +123,8 @@ def test_writes_land_in_the_store(client: Client, engine: Hindsight) -> None:
     client.retain(OWNER, "I like tea.")
     records = list(client.export(OWNER))
     engine.forget(owner=OWNER)
-    assert client.import_records(records) == {"imported": len(records), "skipped": 0}
-    assert client.import_records(records) == {"imported": 0, "skipped": len(records)}
+    assert client.import_records(records) == {"imported": len(records), "skipped": 0, "held": 0}
+    assert client.import_records(records) == {"imported": 0, "skipped": len(records), "held": 0}
     assert list(engine.export(OWNER)) == records
 
 

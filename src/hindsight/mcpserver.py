@@ -14,12 +14,24 @@ API keys from :class:`~hindsight.access.KeyRing`).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import inspect
 import json
+import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, ParamSpec, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    ParamSpec,
+    TypeVar,
+    get_args,
+    get_origin,
+)
 
 from pydantic import Field
 from pydantic import ValidationError as ArgumentsError
@@ -36,6 +48,7 @@ from hindsight.store import WorkingTurn
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool
     from mcp.server.transport_security import TransportSecuritySettings
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingExtraError("server", "mcp") from exc
@@ -47,6 +60,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 T = TypeVar("T")
+log = logging.getLogger("hindsight.mcp")
 
 INSTRUCTIONS: Final = """\
 hindsight is long-term memory. Memories belong to an owner, a namespace such as \
@@ -184,7 +198,10 @@ class _Tools:
         stored as exactly one memory of that kind.
         Returns `id` (the memory written: the episode, or with `kind` the new or
         reinforced memory), the ids `created`, `updated` (reinforced) and `superseded`
-        ({old, new}), and `extracted`: what was distilled from the text (id, kind, content).
+        ({old, new}), `extracted`: what was distilled from the text (id, kind, content,
+        status), `status`: each written memory's status by id, and `reasons`: why the
+        safety guard held any ('quarantined' or 'pending_review': kept, but not found by
+        memory_search until a person approves it).
         """
         hs = self._caller()
         options = {
@@ -580,12 +597,10 @@ class _Tools:
         first = [*result.episodes, *result.created, *result.updated]
         return {
             "id": first[0] if first else None,
-            "episodes": result.episodes,
-            "created": result.created,
-            "updated": result.updated,
-            "superseded": [{"old": old, "new": new} for old, new in result.superseded],
+            **views.retained(result),
             "extracted": [
-                {"id": m.id, "kind": m.kind.value, "content": m.content} for m in extracted
+                {"id": m.id, "kind": m.kind.value, "content": m.content, "status": m.status.value}
+                for m in extracted
             ],
         }
 
@@ -689,39 +704,78 @@ def _describe_arguments(exc: ArgumentsError) -> str:
     return "ValidationError: " + "; ".join(problems)
 
 
+def _takes_object(annotation: Any) -> bool:
+    """Whether an argument's type admits a JSON object (``metadata``)."""
+    if get_origin(annotation) is dict:
+        return True
+    return any(_takes_object(arg) for arg in get_args(annotation))
+
+
+def _strict_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tool's keyword arguments, validated strictly against its own argument model: a
+    value of the wrong JSON type (``k: "5"``, ``k: true``, ``useful: 1``) is an error naming
+    the argument, never coerced. One leniency is kept from the SDK, for clients known to send
+    it: a JSON object argument sent as the text of one (``metadata: '{"a": 1}'``)."""
+    fields = tool.fn_metadata.arg_model.model_fields
+    unknown = sorted(set(arguments) - set(fields))
+    if unknown:
+        raise ToolError(
+            f"ValidationError: unknown argument(s) {', '.join(unknown)}; "
+            f"{tool.name} takes {', '.join(sorted(fields))}"
+        )
+    given = dict(arguments)
+    for name, value in arguments.items():
+        if isinstance(value, str) and _takes_object(fields[name].annotation):
+            with contextlib.suppress(ValueError, RecursionError):
+                decoded = json.loads(value)
+                given[name] = decoded if isinstance(decoded, dict) else value
+    try:
+        model = tool.fn_metadata.arg_model.model_validate(given, strict=True)
+    except ArgumentsError as exc:
+        raise ToolError(_describe_arguments(exc)) from None
+    return model.model_dump_one_level()
+
+
 class _Server(MCPServer[Any]):
-    """An MCPServer whose tool errors are hindsight's own messages, never tracebacks."""
+    """An MCPServer whose tools take their arguments strictly and whose tool errors are
+    hindsight's own messages, never tracebacks.
+
+    The SDK's own argument handling coerces (``"5"`` to 5, and a text holding JSON ``null``
+    or an array to a value of another type), so :meth:`call_tool` validates the arguments
+    itself, strictly, and calls the tool with exactly what it validated.
+    """
 
     def __init__(self, tools: _Tools) -> None:
+        self._tools = {
+            fn.__name__: Tool.from_function(fn, description=inspect.getdoc(fn))
+            for fn in tools.tools()
+        }
         super().__init__(
-            "hindsight", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+            "hindsight",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            tools=list(self._tools.values()),
         )
-        self._arguments: dict[str, frozenset[str]] = {}
-        for fn in tools.tools():
-            self.add_tool(fn, description=inspect.getdoc(fn))
-            self._arguments[fn.__name__] = frozenset(inspect.signature(fn).parameters)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """Run a tool; a hindsight error or a bad argument becomes a ToolError naming it."""
-        unknown = sorted(set(arguments) - self._arguments.get(name, frozenset(arguments)))
-        if unknown:
-            known = ", ".join(sorted(self._arguments[name]))
-            raise ToolError(
-                f"ValidationError: unknown argument(s) {', '.join(unknown)}; {name} takes {known}"
-            )
-        try:
+        tool = self._tools.get(name)
+        if tool is None:  # the SDK answers an unknown tool
             return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, HindsightError):
-                raise ToolError(
-                    f"{type(cause).__name__}: {serving.public_message(cause)}"
-                ) from None
-            if isinstance(cause, ArgumentsError):
-                raise ToolError(_describe_arguments(cause)) from None
-            raise
+        kwargs = _strict_arguments(tool, arguments)
+        try:
+            result = await tool.fn(**kwargs)
+        except HindsightError as exc:
+            raise ToolError(f"{type(exc).__name__}: {serving.public_message(exc)}") from None
+        except Exception as exc:  # a bug: its text and traceback stay in the server's log
+            log.error("the tool %s failed unexpectedly", name, exc_info=exc)
+            raise ToolError(
+                "InternalError: an unexpected error occurred; the server log has details"
+            ) from None
+        return tool.fn_metadata.convert_result(result)
 
 
 def create_server(

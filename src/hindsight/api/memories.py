@@ -20,6 +20,7 @@ from hindsight.api.schemas import (
     KIND_RULE,
     OWNER_RULE,
     SESSION_RULE,
+    WHOLE,
     ForgetIn,
     ImportIn,
     ImportOut,
@@ -29,6 +30,7 @@ from hindsight.api.schemas import (
     MemoryPage,
     OwnerQuery,
     OwnersOut,
+    QueryBool,
     RecallHit,
     RecallIn,
     RecallOut,
@@ -110,10 +112,10 @@ async def list_memories(
         Query(description="Only these kinds (repeat).", json_schema_extra={"items": KIND_RULE}),
     ] = None,
     session_id: Annotated[str | None, Query(json_schema_extra=SESSION_RULE)] = None,
-    include_history: bool = False,
+    include_history: QueryBool = False,
     status: Annotated[str, Query(json_schema_extra=one_of(Status))] = "active",
-    limit: Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": MAX_K})] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": MAX_K}), WHOLE] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET), WHOLE] = 0,
 ) -> MemoryPage:
     """An owner's memories, newest observed first, a page at a time."""
     memories = await ctx.call(
@@ -156,7 +158,7 @@ async def forget(
     ctx: Context,
     memory_id: str,
     owner: Annotated[str | None, Query(json_schema_extra=OWNER_RULE)] = None,
-    dry_run: bool = False,
+    dry_run: QueryBool = False,
 ) -> ReceiptOut:
     """Delete one memory and what was derived only from it; returns the receipt.
 
@@ -229,7 +231,7 @@ def _take(records: Iterator[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     },
 )
 async def export(
-    ctx: Context, owner: OwnerQuery, include_history: bool = True
+    ctx: Context, owner: OwnerQuery, include_history: QueryBool = True
 ) -> StreamingResponse:
     """Every memory of ``owner`` as JSON lines, streamed; what ``import`` reads."""
     records = ctx.hs.export(owner, include_history=include_history)
@@ -249,13 +251,14 @@ async def export(
 async def import_records(
     ctx: Context, body: ImportIn, idempotency_key: IdempotencyKey = None
 ) -> ImportOut:
-    """Load exported memories, re-embedding them; ids the owner already holds are skipped.
+    """Load exported memories, re-embedding them; ids the owner already holds are skipped,
+    and ``held`` counts those imported that the guard holds for review.
 
     The caller must be allowed to write the owner of every record; each record is
     checked before anything is written, so one bad record imports nothing.
     """
     counts = await ctx.call(ctx.hs.import_records, body.records, request_id=idempotency_key)
-    return ImportOut(imported=counts["imported"], skipped=counts["skipped"])
+    return ImportOut.model_validate(counts)
 
 
 @routes("GET", "/owners")

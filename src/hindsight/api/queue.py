@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from hindsight import views
 from hindsight.api.deps import Context, Routes
-from hindsight.api.schemas import OWNER_RULE
+from hindsight.api.schemas import OWNER_RULE, WHOLE
 from hindsight.store import JOB_STATES
 
 routes = Routes("/v1", "jobs")
@@ -52,7 +52,7 @@ async def jobs(
     state: Annotated[
         list[str] | None, Query(description=f"Only jobs in these states: {', '.join(JOB_STATES)}.")
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=1_000)] = 50,
+    limit: Annotated[int, Query(ge=1, le=1_000), WHOLE] = 50,
 ) -> JobQueueOut:
     """The job queue: counts by state, and the latest jobs, newest first.
 

@@ -15,6 +15,7 @@ from hindsight.api.memories import MAX_OFFSET
 from hindsight.api.schemas import (
     OWNER_RULE,
     TIME_HELP,
+    WHOLE,
     AuditCheckOut,
     AuditEntryOut,
     AuditPage,
@@ -32,7 +33,7 @@ OptionalOwner = Annotated[
     str | None,
     Query(description="Only this owner's (default: every owner).", json_schema_extra=OWNER_RULE),
 ]
-Limit = Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": MAX_K})]
+Limit = Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": MAX_K}), WHOLE]
 
 routes = Routes("/v1", "review and audit")
 
@@ -42,7 +43,7 @@ async def review_queue(
     ctx: Context,
     owner: OptionalOwner = None,
     limit: Limit = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET), WHOLE] = 0,
 ) -> ReviewPage:
     """What the guard held (quarantined or pending review), newest first, each beside the
     memories it conflicts with.
@@ -89,7 +90,7 @@ async def audit(
     until: Annotated[str | None, Query(description=TIME_HELP)] = None,
     limit: Limit = 100,
     before_seq: Annotated[
-        int | None, Query(ge=1, description="Only entries before this one: the next page.")
+        int | None, Query(ge=1, description="Only entries before this one: the next page."), WHOLE
     ] = None,
 ) -> AuditPage:
     """Audit entries, newest first: who wrote, forgot, decided or recalled which memories.

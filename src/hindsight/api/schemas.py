@@ -4,16 +4,23 @@ Request models type the JSON only; the library validates values (owners, session
 ids, kinds, times, limits), so every interface answers bad input with the same
 message. The schema still states those rules (patterns, enums, bounds) for readers
 and generated clients. Times are ISO 8601 strings, as the library accepts them.
+
+Types are strict: a value of the wrong JSON type is refused (422, naming the field),
+never coerced (``"k": "5"``, ``"k": true``, ``"dry_run": "yes"``); a whole number is
+a number, ``1`` where a number is asked. A query string is text by nature: an integer
+parameter takes digits (``?limit=5``) and a boolean ``true`` or ``false``, nothing else.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Final, Literal
 
 from fastapi import Path, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from hindsight import validate, views
 from hindsight.engine import MAX_K
@@ -57,17 +64,44 @@ def _session(description: str = "The session.") -> Any:
 
 
 KIND_RULE: Final = one_of(Kind)
+STATUS_RULE: Final = one_of(Status)
 OwnerQuery = Annotated[str, Query(description=OWNER_HELP, json_schema_extra=OWNER_RULE)]
 SessionPath = Annotated[str, Path(description="The session.", json_schema_extra=SESSION_RULE)]
 
 
+# -- query strings: text parsed strictly (after Query(...) in Annotated, so the schema holds) --
+_DIGITS: Final = re.compile(r"-?[0-9]+")
+
+
+def _whole_number(value: object) -> object:
+    if isinstance(value, str) and not _DIGITS.fullmatch(value):
+        raise PydanticCustomError("int_parsing", "Input should be an integer, in digits")
+    return value
+
+
+def _truth(value: object) -> object:
+    if isinstance(value, str):
+        if value.lower() not in ("true", "false"):
+            raise PydanticCustomError("bool_parsing", "Input should be true or false")
+        return value.lower() == "true"
+    return value
+
+
+WHOLE: Final = BeforeValidator(_whole_number)
+"""An integer query parameter: ``Annotated[int, Query(...), WHOLE]`` (not ``5.0``, ``1_000``)."""
+TRUTH: Final = BeforeValidator(_truth)
+"""A boolean query parameter: ``Annotated[bool, Query(...), TRUTH]`` (not ``yes`` or ``1``)."""
+QueryBool = Annotated[bool, Query(), TRUTH]
+
+
 class _In(BaseModel):
-    """A request body: unknown fields are an error, so a typo is not silently ignored.
+    """A request body: unknown fields are an error, so a typo is not silently ignored, and
+    types are strict, so a value of the wrong JSON type is refused, not coerced.
 
     Infinity and NaN (which Python's JSON reader accepts) are refused as numbers.
     """
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
 
 # -- errors -----------------------------------------------------------------------------------
@@ -181,6 +215,15 @@ class RetainOut(BaseModel):
     created: list[str]
     updated: list[str]
     superseded: list[Superseded]
+    status: dict[str, Annotated[str, Field(json_schema_extra=STATUS_RULE)]] = Field(
+        default_factory=dict,
+        description="Each memory the call wrote, by id, and its status once the guard judged "
+        "it: quarantined or pending_review means held, not recalled until a reviewer "
+        "approves it.",
+    )
+    reasons: dict[str, str] = Field(
+        default_factory=dict, description="Why the guard held each held memory, by id."
+    )
 
     @classmethod
     def of(cls, r: RetainResult) -> RetainOut:
@@ -315,6 +358,10 @@ class ImportIn(_In):
 class ImportOut(BaseModel):
     imported: int
     skipped: int
+    held: int = Field(
+        description="Of those imported, how many the guard holds (quarantined or pending "
+        "review); GET /v1/review lists them with the reasons.",
+    )
 
 
 class OwnersOut(BaseModel):
