@@ -1,10 +1,16 @@
-"""What every command shares: errors mapped once, the app state, output and input helpers."""
+"""What every command shares: errors mapped once, the app state, output and input helpers.
+
+Everything a command prints goes through :func:`echo` (people) or :func:`emit_json`
+(scripts): both escape the control characters that stored text may hold, so a memory's
+content, a reason or a name can never drive the terminal that shows it.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -20,6 +26,7 @@ from hindsight.config import Settings
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError, NotFoundError, ValidationError
 from hindsight.models import (
+    HELD,
     ForgetReceipt,
     Kind,
     Memory,
@@ -47,7 +54,8 @@ class CliError(click.ClickException):
     exit_code = EXIT_FAILURE
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"error: {self.format_message()}", file=file or sys.stderr)
+        # one line, whatever a library message quotes
+        click.echo(f"error: {cell(self.format_message())}", file=file or sys.stderr)
 
 
 class BadInput(CliError):
@@ -163,12 +171,46 @@ class App:
 
     def note(self, message: str) -> None:
         if self.shows_progress:
-            click.echo(message, err=True)
+            echo(message, err=True)
+
+
+# -- output: the one place stored text is made safe to print ----------------------------------
+# C0 controls (BEL, BS, ESC, CR...), DEL and C1 controls (CSI) would be obeyed by a terminal;
+# the bidirectional overrides and isolates would reorder what it shows (a spoofed line).
+_UNSAFE: Final = "\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_CONTROL: Final = re.compile(f"[{_UNSAFE}]")
+_CONTROL_BUT_LINES: Final = re.compile(f"(?![\n\t])[{_UNSAFE}]")
+# what JSON text keeps raw (the encoder escapes C0 itself); escaped there as \uXXXX, which
+# only occurs inside strings, so the JSON read back is the same
+_JSON_RAW: Final = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters shown as escapes (``\\x1b``); newlines and
+    tabs kept, for a multi-line display."""
+    return _CONTROL_BUT_LINES.sub(_escaped, text)
+
+
+def cell(text: str) -> str:
+    """``text`` for one line (a table cell): every control character escaped, newlines
+    and tabs too."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def echo(text: str = "", *, err: bool = False) -> None:
+    """Print ``text`` for people: every command's human output passes here."""
+    click.echo(printable(text), err=err)
 
 
 def dumps(data: object) -> str:
-    """The one JSON encoder of the CLI: UTF-8, ISO 8601 datetimes."""
-    return views.dumps(data)
+    """The one JSON encoder of the CLI: UTF-8, ISO 8601 datetimes; DEL, C1 controls and
+    the bidirectional controls escaped (the encoder escapes the C0 ones)."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", views.dumps(data))
 
 
 def emit_json(data: object) -> None:
@@ -202,9 +244,20 @@ def receipt_json(r: ForgetReceipt) -> dict[str, Any]:
 
 
 def short(text: str, width: int) -> str:
-    """One line of at most ``width`` characters."""
-    line = " ".join(text.split())
+    """One line of at most ``width`` characters (whitespace runs become one space)."""
+    line = cell(" ".join(text.split()))
     return line if len(line) <= width else line[: width - 3] + "..."
+
+
+HELD_NOTE: Final = (
+    "a held memory is not recalled until a reviewer approves it (see 'hindsight review list')"
+)
+
+
+def held_line(memory_id: str, status: Status, reason: str | None) -> str:
+    """One held memory in plain words: quarantined or held for review, and why."""
+    what = "quarantined" if status is Status.QUARANTINED else "held for review"
+    return f"{memory_id} {what}: {cell(reason or 'no reason recorded')}"
 
 
 def retain_lines(r: RetainResult) -> list[str]:
@@ -215,7 +268,18 @@ def retain_lines(r: RetainResult) -> list[str]:
     lines.append(f"updated {len(r.updated)}: {' '.join(r.updated) or '-'}")
     pairs = " ".join(f"{old} -> {new}" for old, new in r.superseded)
     lines.append(f"superseded {len(r.superseded)}: {pairs or '-'}")
+    held = r.held
+    lines += [held_line(mid, r.status[mid], r.reasons.get(mid)) for mid in held]
+    if held:
+        lines.append(HELD_NOTE)
     return lines
+
+
+def memory_held_lines(m: Memory) -> list[str]:
+    """What to say after showing a memory a command wrote: nothing, unless it is held."""
+    if m.status not in HELD:
+        return []
+    return [held_line(m.id, m.status, m.review.reason if m.review else None), HELD_NOTE]
 
 
 def why(r: RecallResult) -> str:
@@ -241,25 +305,35 @@ def why(r: RecallResult) -> str:
 
 def print_results(results: Sequence[RecallResult], *, show_owner: bool = False) -> None:
     if not results:
-        click.echo("no results")
+        echo("no results")
         return
     for i, r in enumerate(results, start=1):
         m = r.memory
         owner = f"  {m.owner}" if show_owner else ""
         old = "  (superseded)" if m.valid_to is not None else ""
-        click.echo(f"{i:>2}. [{m.kind.value}] {m.content}")
-        click.echo(
+        echo(f"{i:>2}. [{m.kind.value}] {_indented(m.content, 4)}")
+        echo(
             f"    score {r.score:.4f}  confidence {m.confidence:.2f}  "
             f"observed {iso(m.observed_at)}  {m.id}{owner}{old}"
         )
-        click.echo(f"    why: {why(r)}")
+        echo(f"    why: {why(r)}")
+
+
+_FIELD_WIDTH: Final = 18
+
+
+def _indented(text: str, width: int) -> str:
+    """A multi-line value whose later lines are indented by ``width``, so no line of it
+    can pass for a line of the display around it."""
+    return text.replace("\n", "\n" + " " * width)
 
 
 def print_memory(m: Memory) -> None:
     for key, value in views.memory(m).items():
         if isinstance(value, dict | list):
             value = dumps(value)
-        click.echo(f"{key + ':':<18}{'-' if value is None else value}")
+        shown = "-" if value is None else _indented(str(value), _FIELD_WIDTH)
+        echo(f"{key + ':':<{_FIELD_WIDTH}}{shown}")
 
 
 # -- input helpers ---------------------------------------------------------------------------

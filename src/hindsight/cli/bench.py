@@ -13,6 +13,7 @@ import click
 from hindsight.cli.base import (
     App,
     dumps,
+    echo,
     emit_json,
     json_option,
 )
@@ -51,7 +52,7 @@ def _report(data: dict[str, Any], out: Path | None, as_json: bool, lines: list[s
     if as_json:
         emit_json(data)
     else:
-        click.echo("\n".join(lines))
+        echo("\n".join(lines))
 
 
 @contextlib.contextmanager

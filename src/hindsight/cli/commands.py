@@ -15,6 +15,7 @@ import click
 
 from hindsight import demo, validate, views
 from hindsight.cli.base import (
+    HELD_NOTE,
     KINDS,
     ROLES,
     SOURCES,
@@ -23,10 +24,12 @@ from hindsight.cli.base import (
     BadInput,
     CliError,
     _Group,
-    dumps,
+    cell,
+    echo,
     emit_json,
     iso,
     json_option,
+    memory_held_lines,
     owner_option,
     parse_metadata,
     print_memory,
@@ -133,7 +136,7 @@ def retain(
     if as_json:
         emit_json(views.retained(result))
     else:
-        click.echo("\n".join(retain_lines(result)))
+        echo("\n".join(retain_lines(result)))
 
 
 @cli.command()
@@ -265,7 +268,7 @@ def forget(
     if as_json:
         emit_json(receipt_json(receipt))
     else:
-        click.echo(
+        echo(
             f"forgot {len(receipt.deleted_ids)} memories and {len(receipt.derived_ids)} "
             f"derived from them ({receipt.count} in all) at {iso(receipt.at)}; receipt {receipt.id}"
         )
@@ -324,10 +327,10 @@ def list_(
         emit_json({"memories": [views.memory(m) for m in memories]})
         return
     if not memories:
-        click.echo("no memories")
+        echo("no memories")
     for m in memories:
         old = " (superseded)" if m.valid_to is not None else ""
-        click.echo(
+        echo(
             f"{m.id}  {m.kind.value:<11} {m.observed_at:%Y-%m-%d %H:%M}  "
             f"{m.confidence:.2f}  {short(m.content, 70)}{old}"
         )
@@ -356,7 +359,7 @@ def owners(app: App, as_json: bool) -> None:
         emit_json({"owners": names})
     else:
         for name in names:
-            click.echo(name)
+            echo(cell(name))
 
 
 @cli.command()
@@ -375,9 +378,9 @@ def stats(app: App, owner: str | None, as_json: bool) -> None:
     for key, value in data.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
-        click.echo(f"{key + ':':<17}{'-' if value is None else value}")
+        echo(f"{key + ':':<17}{'-' if value is None else cell(str(value))}")
     for month, kinds in months.items():  # of one owner
-        click.echo(f"{month:<17}" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+        echo(f"{month:<17}" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
 
 
 @cli.command()
@@ -428,6 +431,8 @@ def update(
         emit_json(views.memory(memory))
     else:
         print_memory(memory)
+        for line in memory_held_lines(memory):
+            echo(line)
 
 
 @cli.command()
@@ -442,7 +447,7 @@ def export(app: App, owner: str) -> None:
     total = hs.stats(owner).memories
     with app.progress(hs.export(owner), length=total, label="exporting") as records:
         for record in records:
-            click.echo(dumps(record))
+            emit_json(record)
 
 
 @cli.command("import")
@@ -476,8 +481,12 @@ def import_(app: App, request_id: str | None, as_json: bool, file: BinaryIO) -> 
         raise
     if as_json:
         emit_json(counts)
-    else:
-        click.echo(f"imported {counts['imported']}, skipped {counts['skipped']} already known")
+        return
+    echo(f"imported {counts['imported']}, skipped {counts['skipped']} already known")
+    if counts["held"]:
+        echo(
+            f"{counts['held']} of those imported held (quarantined or pending review): {HELD_NOTE}"
+        )
 
 
 @cli.command()
@@ -496,7 +505,7 @@ def reembed(app: App, as_json: bool) -> None:
     if as_json:
         emit_json({"reembedded": count})
     else:
-        click.echo(f"re-embedded {count} memories")
+        echo(f"re-embedded {count} memories")
 
 
 def _read_json_lines(stream: BinaryIO) -> list[tuple[int, dict[str, Any]]]:
@@ -570,10 +579,10 @@ def session_add(
             }
         )
         return
-    click.echo(f"added to {session_id}; {len(window)} turn(s) in the window")
+    echo(f"added to {session_id}; {len(window)} turn(s) in the window")
     if result is not None:
-        click.echo("the window moved to long-term memory:")
-        click.echo("\n".join(retain_lines(result)))
+        echo("the window moved to long-term memory:")
+        echo("\n".join(retain_lines(result)))
 
 
 @session.command("show")
@@ -590,11 +599,9 @@ def session_show(app: App, owner: str, session_id: str, as_json: bool) -> None:
         )
         return
     if not turns:
-        click.echo("no turns")
+        echo("no turns")
     for t in turns:
-        click.echo(
-            f"{t.seq:>5}  {t.created_at:%Y-%m-%d %H:%M:%S}  {t.role:<9} {short(t.content, 80)}"
-        )
+        echo(f"{t.seq:>5}  {t.created_at:%Y-%m-%d %H:%M:%S}  {t.role:<9} {short(t.content, 80)}")
 
 
 @session.command("close")
@@ -608,7 +615,7 @@ def session_close(app: App, owner: str, session_id: str, as_json: bool) -> None:
     if as_json:
         emit_json(views.retained(result))
     else:
-        click.echo("\n".join(retain_lines(result)))
+        echo("\n".join(retain_lines(result)))
 
 
 @session.command("list")
@@ -622,9 +629,9 @@ def session_list(app: App, owner: str, as_json: bool) -> None:
         emit_json({"sessions": [{"session_id": s, "turns": n, "tokens": t} for s, n, t in rows]})
         return
     if not rows:
-        click.echo("no open sessions")
+        echo("no open sessions")
     for sid, turns, tokens in rows:
-        click.echo(f"{sid}  {turns} turns  ~{tokens} tokens")
+        echo(f"{cell(sid)}  {turns} turns  ~{tokens} tokens")
 
 
 # -- summaries and reflections -----------------------------------------------------------------
@@ -644,9 +651,9 @@ def summarize(app: App, owner: str, session_id: str, as_json: bool) -> None:
     if as_json:
         emit_json(views.memory(memory))
         return
-    click.echo(memory.content)
+    echo(memory.content)
     turns = memory.metadata.get("turns", len(memory.provenance.derived_from))
-    click.echo(f"\n{memory.id}  summary of {turns} turn(s), updated {iso(memory.updated_at)}")
+    echo(f"\n{memory.id}  summary of {turns} turn(s), updated {iso(memory.updated_at)}")
 
 
 @cli.command()
@@ -675,9 +682,9 @@ def reflect(
         emit_json({"reflections": [views.memory(m) for m in reflections]})
         return
     if not reflections:
-        click.echo("no new or changed lessons")
+        echo("no new or changed lessons")
     for m in reflections:
-        click.echo(f"{m.id}  [{m.metadata.get('lesson', 'lesson')}]  {m.content}")
+        echo(f"{m.id}  [{cell(str(m.metadata.get('lesson', 'lesson')))}]  {m.content}")
 
 
 # -- demo --------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from hindsight import views
-from hindsight.cli.base import App, emit_json, json_option, short
+from hindsight.cli.base import App, cell, echo, emit_json, json_option, short
 from hindsight.cli.commands import cli
 from hindsight.history import HistoryEvent, Version
 
@@ -33,7 +33,7 @@ def feedback(app: App, useful: bool | None, as_json: bool, memory_id: str) -> No
         emit_json(views.memory(memory))
     else:
         said = "useful" if useful else "not useful"
-        click.echo(
+        echo(
             f"marked {memory.id} {said}: confidence {before:.3f} -> {memory.confidence:.3f}"
             f" (trust {memory.trust:.2f})"
         )
@@ -45,9 +45,10 @@ def _event_line(e: HistoryEvent) -> str:
         if key == "confidence" and isinstance(value, list) and len(value) == 2:
             extra.append(f"confidence {value[0]:.3f} -> {value[1]:.3f}")
         elif key not in ("request_id", "useful"):
-            extra.append(f"{key.replace('_', ' ')} {value}")
+            extra.append(cell(f"{key.replace('_', ' ')} {value}"))
     more = f"  ({', '.join(extra)})" if extra else ""
-    return f"    {e.at.isoformat(timespec='seconds')}  {e.principal or '-':<12} {e.what}{more}"
+    who = cell(e.principal or "-")
+    return f"    {e.at.isoformat(timespec='seconds')}  {who:<12} {cell(e.what)}{more}"
 
 
 def _print_version(n: int, v: Version, asked: str) -> None:
@@ -56,10 +57,10 @@ def _print_version(n: int, v: Version, asked: str) -> None:
     valid_from = m.valid_from.isoformat(timespec="seconds") if m.valid_from else "-"
     valid_to = m.valid_to.isoformat(timespec="seconds") if m.valid_to else "now"
     state = m.status.value if m.superseded_by is None else f"{m.status.value}, superseded"
-    click.echo(f"{n:>2}. {m.id}  {state}  valid {valid_from} .. {valid_to}{mark}")
-    click.echo(f"    [{m.kind.value}] {short(m.content, 100)}")
+    echo(f"{n:>2}. {m.id}  {state}  valid {valid_from} .. {valid_to}{mark}")
+    echo(f"    [{m.kind.value}] {short(m.content, 100)}")
     for e in v.events:
-        click.echo(_event_line(e))
+        echo(_event_line(e))
 
 
 @cli.command()
@@ -76,6 +77,6 @@ def history(app: App, as_json: bool, memory_id: str) -> None:
     for n, version in enumerate(found.versions, start=1):
         _print_version(n, version, found.memory_id)
     if found.derived:
-        click.echo("derived from it:")
+        echo("derived from it:")
         for m in found.derived:
-            click.echo(f"    {m.id}  [{m.kind.value}] {short(m.content, 90)}")
+            echo(f"    {m.id}  [{m.kind.value}] {short(m.content, 90)}")

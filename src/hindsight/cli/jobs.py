@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from hindsight import jobs, views
-from hindsight.cli.base import App, CliError, emit_json, json_option
+from hindsight.cli.base import App, CliError, cell, echo, emit_json, json_option
 from hindsight.cli.commands import cli
 from hindsight.store import JOB_STATES
 
@@ -38,14 +38,14 @@ def status(app: App, owner: str | None, states: tuple[str, ...], limit: int, as_
     if as_json:
         emit_json(views.job_queue(queue))
         return
-    click.echo("  ".join(f"{state} {n}" for state, n in queue.counts.items()))
+    echo("  ".join(f"{state} {n}" for state, n in queue.counts.items()))
     for job in queue.jobs:
         note = job.error or ""
         if job.state == "done" and job.result is not None:
             note = f"created {len(job.result.get('created', []))}"
-        click.echo(
-            f"{job.id}  {job.state:<8} {job.operation:<8} {job.owner}  "
-            f"tries {job.attempts}  {job.created_at.isoformat(timespec='seconds')}  {note}"
+        echo(
+            f"{job.id}  {job.state:<8} {job.operation:<8} {cell(job.owner)}  "
+            f"tries {job.attempts}  {job.created_at.isoformat(timespec='seconds')}  {cell(note)}"
         )
 
 
@@ -60,7 +60,7 @@ def retry(app: App, owner: str | None, as_json: bool) -> None:
     if as_json:
         emit_json({"retried": count})
     else:
-        click.echo(f"retried {count} job(s)")
+        echo(f"retried {count} job(s)")
 
 
 @jobs_group.command("wait")
@@ -80,7 +80,7 @@ def wait(app: App, timeout: float | None, as_json: bool) -> None:
     if as_json:
         emit_json(counts)
     else:
-        click.echo("  ".join(f"{state} {n}" for state, n in counts.items()))
+        echo("  ".join(f"{state} {n}" for state, n in counts.items()))
     if counts["failed"]:
         raise CliError(
             f"{counts['failed']} job(s) failed: see `hindsight jobs status --state failed`"
@@ -108,7 +108,7 @@ def list_jobs(app: App, as_json: bool) -> None:
         return
     for row in rows:
         every = "on demand" if row["every_seconds"] is None else f"every {row['every_seconds']} s"
-        click.echo(f"{row['name']:<16}{row['summary']} ({every})")
+        echo(f"{row['name']:<16}{row['summary']} ({every})")
 
 
 @jobs_group.command("run")
@@ -121,4 +121,4 @@ def run_job(app: App, name: str, as_json: bool) -> None:
     if as_json:
         emit_json({"job": name, "count": count})
     else:
-        click.echo(f"{name}: {count}")
+        echo(f"{name}: {count}")

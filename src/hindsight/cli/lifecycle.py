@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from hindsight import views
-from hindsight.cli.base import App, emit_json, json_option
+from hindsight.cli.base import App, echo, emit_json, json_option, memory_held_lines, short
 from hindsight.cli.commands import cli
 from hindsight.models import Memory
 
@@ -13,8 +13,10 @@ from hindsight.models import Memory
 def _show(memory: Memory, as_json: bool, done: str) -> None:
     if as_json:
         emit_json(views.memory(memory))
-    else:
-        click.echo(f"{done} {memory.id} ({memory.status.value}): {memory.content}")
+        return
+    echo(f"{done} {memory.id} ({memory.status.value}): {short(memory.content, 100)}")
+    for line in memory_held_lines(memory):
+        echo(line)
 
 
 @cli.command()
@@ -57,7 +59,7 @@ def maintain(app: App, as_of: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(report.as_dict())
     else:
-        click.echo(
+        echo(
             f"archived {report.archived}, expired {report.expired}, "
             f"forgotten {report.forgotten} (retention), over {report.owners} owners"
         )

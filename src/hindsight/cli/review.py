@@ -5,7 +5,16 @@ from __future__ import annotations
 import click
 
 from hindsight import views
-from hindsight.cli.base import App, emit_json, iso, json_option, receipt_json, short
+from hindsight.cli.base import (
+    App,
+    cell,
+    echo,
+    emit_json,
+    iso,
+    json_option,
+    receipt_json,
+    short,
+)
 from hindsight.cli.commands import cli
 from hindsight.models import ForgetReceipt, Memory
 from hindsight.review import ReviewItem
@@ -28,12 +37,12 @@ def _origin(m: Memory) -> str:
 
 def _print_item(item: ReviewItem) -> None:
     m = item.memory
-    reason = m.review.reason if m.review else "-"
-    flags = f"  flags: {', '.join(m.flags)}" if m.flags else ""
-    click.echo(f"{m.id}  {m.status.value:<14} {m.owner}  {reason}{flags}")
-    click.echo(f"    held        {_origin(m)} {short(m.content, 90)}")
+    reason = cell(m.review.reason) if m.review else "-"
+    flags = f"  flags: {cell(', '.join(m.flags))}" if m.flags else ""
+    echo(f"{m.id}  {m.status.value:<14} {m.owner}  {reason}{flags}")
+    echo(f"    held        {_origin(m)} {short(m.content, 90)}")
     for c in item.conflicts:
-        click.echo(f"    conflicts   {_origin(c)} {short(c.content, 90)}  ({c.id})")
+        echo(f"    conflicts   {_origin(c)} {short(c.content, 90)}  ({c.id})")
 
 
 @review_group.command("list")
@@ -49,7 +58,7 @@ def review_list(app: App, owner: str | None, limit: int, offset: int, as_json: b
         emit_json({"items": [views.review_item(i) for i in items]})
         return
     if not items:
-        click.echo("nothing held for review")
+        echo("nothing held for review")
     for item in items:
         _print_item(item)
 
@@ -57,7 +66,7 @@ def review_list(app: App, owner: str | None, limit: int, offset: int, as_json: b
 def _print_decided(verb: str, memories: list[Memory]) -> None:
     first, *rest = memories
     with_it = f" (and {len(rest)} held with it: {' '.join(m.id for m in rest)})" if rest else ""
-    click.echo(f"{verb} {first.id}{with_it}; it is now {first.status.value}")
+    echo(f"{verb} {first.id}{with_it}; it is now {first.status.value}")
 
 
 @review_group.command("approve")
@@ -97,7 +106,7 @@ def review_reject(app: App, forget: bool | None, as_json: bool, memory_id: str) 
         if as_json:
             emit_json(receipt_json(result))
         else:
-            click.echo(f"rejected and forgot {result.count} memories; receipt {result.id}")
+            echo(f"rejected and forgot {result.count} memories; receipt {result.id}")
     elif as_json:
         emit_json({"memories": [views.memory(m) for m in result]})
     else:
@@ -116,8 +125,9 @@ def audit_group() -> None:
 def _print_entry(e: AuditEntry) -> None:
     more = len(e.memory_ids) - 3
     ids = " ".join(e.memory_ids[:3]) + (f" +{more}" if more > 0 else "")
-    click.echo(
-        f"{e.seq:>6}  {iso(e.at)}  {e.principal:<12} {e.action:<8} {e.owner or '-'}  {ids or '-'}"
+    echo(
+        f"{e.seq:>6}  {iso(e.at)}  {cell(e.principal):<12} {cell(e.action):<8} "
+        f"{cell(e.owner or '-')}  {cell(ids or '-')}"
     )
 
 
@@ -156,7 +166,7 @@ def audit_list(
         emit_json({"entries": [views.audit_entry(e) for e in entries]})
         return
     if not entries:
-        click.echo("no audit entries")
+        echo("no audit entries")
     for e in entries:
         _print_entry(e)
 
@@ -170,8 +180,8 @@ def audit_verify(app: App, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     elif result["intact"]:
-        click.echo(f"intact: {result['entries']} entries checked")
+        echo(f"intact: {result['entries']} entries checked")
     else:
-        click.echo(f"broken at entry {result['broken_at']} ({result['entries']} entries checked)")
+        echo(f"broken at entry {result['broken_at']} ({result['entries']} entries checked)")
     if not result["intact"]:
         raise click.exceptions.Exit(1)

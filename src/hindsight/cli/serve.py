@@ -6,7 +6,7 @@ import importlib.util
 
 import click
 
-from hindsight.cli.base import App
+from hindsight.cli.base import App, echo
 from hindsight.cli.commands import cli
 from hindsight.errors import MissingExtraError
 
@@ -55,9 +55,7 @@ def serve(app: App, host: str, port: int) -> None:
     hs = app.engine
     api = create_app(hs, keyring=keyring)
     access = f"on ({len(keyring)} keys)" if keyring is not None else "off (trusted loopback)"
-    click.echo(
-        f"hindsight serving http://{host}:{port} (MCP at /mcp); access control {access}", err=True
-    )
+    echo(f"hindsight serving http://{host}:{port} (MCP at /mcp); access control {access}", err=True)
     uvicorn.run(api, host=host, port=port, log_level="info", server_header=False)
 
 

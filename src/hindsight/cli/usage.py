@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from hindsight import views
-from hindsight.cli.base import App, emit_json, json_option
+from hindsight.cli.base import App, cell, echo, emit_json, json_option
 from hindsight.cli.commands import cli
 
 _HEADER = (
@@ -42,7 +42,7 @@ def usage(app: App, owner: str | None, since: str | None, as_json: bool) -> None
         emit_json({"usage": [views.usage_row(r) for r in rows], "total": total})
         return
     if not rows:
-        click.echo("no LLM calls")
+        echo("no LLM calls")
         return
     table = [
         (
@@ -73,6 +73,7 @@ def usage(app: App, owner: str | None, since: str | None, as_json: bool) -> None
             _cost(total["cost"]),
         )
     )
-    widths = [max(len(str(row[i])) for row in [_HEADER, *table]) for i in range(len(_HEADER))]
-    for row in [_HEADER, *table]:
-        click.echo("  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    cells = [[cell(str(v)) for v in row] for row in [_HEADER, *table]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(_HEADER))]
+    for row in cells:
+        echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
