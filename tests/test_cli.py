@@ -562,12 +562,14 @@ def test_jobs_list_and_run(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "prune-requests",
         "maintain",
         "extract",
+        "assess",
         "warm",
         "prune-audit",
     ]
     every = {j["name"]: j["every_seconds"] for j in listed}
     assert every.pop("warm") is None  # a server runs it once, as it starts
     assert every.pop("extract") is None  # a worker thread runs the queue
+    assert every.pop("assess") is None  # writes queue it, a worker thread runs it
     assert all(seconds > 0 for seconds in every.values())
     assert "purge-expired" in run(home, "jobs", "list").stdout
     monkeypatch.setenv("HINDSIGHT_WM_TTL_SECONDS", "1")

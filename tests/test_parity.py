@@ -46,6 +46,7 @@ CLI: dict[str, tuple[str, ...]] = {
     "review_queue": ("review", "list"),
     "approve": ("review", "approve"),
     "reject": ("review", "reject"),
+    "assess": ("review", "assess"),
     "audit": ("audit", "list"),
     "verify_audit": ("audit", "verify"),
     "usage": ("usage",),
@@ -62,7 +63,7 @@ CLI: dict[str, tuple[str, ...]] = {
 REST: dict[str, set[str]] = {
     name: {name}
     for name in CLI
-    if name not in ("purge_expired", "warm", "run_jobs", "wait_jobs", "retry_jobs")
+    if name not in ("purge_expired", "warm", "run_jobs", "wait_jobs", "retry_jobs", "assess")
 } | {
     "forget": {"forget", "forget_owner"},  # one id; or an owner's memories by session or time
     "consolidate": {"consolidate"},
@@ -119,6 +120,11 @@ _QUEUE = (
     "runs the job queue in the caller's own process: a server runs its queue itself, in a "
     "worker thread"
 )
+_ASSESS = (
+    "runs the LLM check in the caller's own process, a few model calls long: a server "
+    "queues it on every write that holds or writes a low-trust memory and runs it in its "
+    "worker thread, and its verdicts show in the review queue"
+)
 # (interface, library method) -> why it is deliberately not there
 ABSENT: dict[tuple[str, str], str] = {
     **{(interface, "as_principal"): _CALLER for interface in INTERFACES},
@@ -156,6 +162,7 @@ ABSENT: dict[tuple[str, str], str] = {
         for op in ("run_jobs", "wait_jobs", "retry_jobs")
     },
     ("mcp", "jobs"): _AGENT_TOOLS + " (the state of background work)",
+    **{(i, "assess"): _ASSESS for i in ("rest", "mcp", "client")},
 }
 
 

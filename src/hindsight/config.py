@@ -179,7 +179,7 @@ class Settings(BaseSettings):
     # else OPENAI_API_KEY / ANTHROPIC_API_KEY, read when the provider is made; never
     # stored, logged or shown in a repr
     llm_api_key: SecretStr | None = Field(default=None, repr=False)
-    # a model per operation (extract, summarize, reflect, query), over llm_model
+    # a model per operation (extract, summarize, reflect, query, assess), over llm_model
     llm_models: dict[str, str] = Field(default_factory=dict)
     llm_timeout_seconds: float = Field(default=60.0, gt=0)
     # retries of a call after a connection error, a timeout, 429 or 5xx (not other 4xx),
@@ -201,6 +201,10 @@ class Settings(BaseSettings):
     # with a provider set, summarize and reflect queue the model's summary and lessons
     # too; a lesson the model rates no more important than this is not kept
     llm_reflect_importance: float = Field(default=0.7, ge=0, le=1)
+    # the LLM check (hindsight.guard.assess): with a provider set, a write that holds a
+    # memory or writes one below trusted_at queues a job that judges it against the
+    # owner's trusted memories; the model may hold what contradicts them, never release
+    llm_assess: bool = True
     # a job is tried this many times (transport failures, backing off) before it fails
     llm_job_attempts: int = Field(default=5, gt=0, le=50)
     llm_job_lease_seconds: float = Field(default=300.0, gt=0)
@@ -246,7 +250,7 @@ class Settings(BaseSettings):
     @field_validator("llm_models")
     @classmethod
     def _llm_models(cls, value: dict[str, str]) -> dict[str, str]:
-        known = {"extract", "summarize", "reflect", "query"}
+        known = {"extract", "summarize", "reflect", "query", "assess"}
         if unknown := sorted(set(value) - known):
             raise ValueError(f"unknown operations {unknown}: one of {', '.join(sorted(known))}")
         return value

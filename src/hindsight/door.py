@@ -57,6 +57,7 @@ class Operation(enum.StrEnum):
     UNPIN = "unpin"
     RESTORE = "restore"  # an archived memory made active again
     EXTRACT = "extract"  # what a queued LLM extraction found in stored turns (hindsight.work)
+    ASSESS = "assess"  # the LLM check's verdicts on held and untrusted memories (guard.assess)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,11 +27,18 @@ from hindsight.distil import Distil
 from hindsight.door import Checkpoint, Door, Once, Operation, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
-from hindsight.errors import NotFoundError, PermissionDeniedError, StoreError, ValidationError
+from hindsight.errors import (
+    LLMUnavailableError,
+    NotFoundError,
+    PermissionDeniedError,
+    StoreError,
+    ValidationError,
+)
 from hindsight.expand import Expander
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
 from hindsight.feedback import marker
+from hindsight.guard.assess import Assessed
 from hindsight.guard.notify import Notifier
 from hindsight.history import History, versions
 from hindsight.ingest import Ingest, input_hash
@@ -109,7 +116,9 @@ class Hindsight(Conversations, JobQueueOps):
         self.embedder = embedder or embedders.create(settings.embedding_provider, settings)
         self.extractor = extractor or extractors.create(settings.extractor, settings)
         if checks is None:
-            names = list(dict.fromkeys(["guard", *settings.checkpoints]))  # guard: always
+            # the guard always, first; with an LLM, the LLM check's trigger after them all
+            check = ["assess"] if settings.llm_configured and settings.llm_assess else []
+            names = list(dict.fromkeys(["guard", *settings.checkpoints, *check]))
             checks = [checkpoints.create(name, settings) for name in names]
         self.store = store or open_store(settings)
         try:
@@ -715,6 +724,21 @@ class Hindsight(Conversations, JobQueueOps):
         self.principal.check_read_all()
         checked, broken = self.store.verify_audit()
         return {"entries": checked, "intact": broken is None, "broken_at": broken}
+
+    def assess(self, owner: str) -> Assessed:
+        """Run the LLM check of ``owner``'s memories now, in this thread: the model judges
+        the held memories and the recent untrusted ones not judged before against the
+        owner's trusted memories, and each verdict is filed in the review queue (the
+        memory's ``review.assessment``). One judged "contradicts" or "suspicious" that was
+        active is held for review; nothing is ever approved or released
+        (:mod:`hindsight.guard.assess`). Writes queue the same check by themselves.
+        Needs write access to ``owner`` and an LLM (:class:`LLMUnavailableError`)."""
+        context = self._context(Operation.ASSESS, validate.owner(owner))
+        if not self.llm.configured:
+            raise LLMUnavailableError(
+                "the LLM check needs an LLM: set llm_provider (HINDSIGHT_LLM_PROVIDER)"
+            )
+        return self._work.assessor.run(context)
 
     def usage(
         self, owner: str | None = None, *, since: datetime | str | None = None

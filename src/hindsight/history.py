@@ -152,6 +152,8 @@ def _what(m: Memory, entry: AuditEntry) -> str | None:
         return str(decision or "reviewed")
     if entry.action == "import":
         return "imported"
+    if entry.action == "assess":  # the LLM check filed a verdict; it may have held it
+        return "held for review" if m.id in entry.detail.get("held_by_check", ()) else "assessed"
     if entry.action in _CREATING and abs(entry.at - m.created_at) <= _SAME_MOMENT:
         return "created"
     if replaced:

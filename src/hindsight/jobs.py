@@ -80,6 +80,12 @@ def maintain(hs: Hindsight, *, holder: str = HOLDER) -> int:
     return report.archived + report.expired + report.forgotten
 
 
+def assess(hs: Hindsight) -> int:
+    """The LLM check of every owner, now (:meth:`Hindsight.assess`): returns how many
+    memories the model judged. Writes queue it for their owner by themselves."""
+    return sum(len(hs.assess(owner).judged) for owner in hs.store.owners())
+
+
 def warm(hs: Hindsight) -> int:
     """Load the indexes of the ``warm_owners`` owners that changed last, so that their
     first recalls after a restart cost what later ones do; returns how many."""
@@ -111,6 +117,12 @@ JOBS: Final = {
             "extract",
             "run the queued LLM extraction jobs that are due (with an LLM, a worker thread does)",
             lambda hs: hs.run_jobs(),
+        ),
+        Job(
+            "assess",
+            "judge every owner's held and recent low-trust memories with the LLM (writes "
+            "queue it for their owner)",
+            assess,
         ),
         Job("warm", "load the indexes of the owners that changed last (a server: at start)", warm),
         Job(

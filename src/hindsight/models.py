@@ -86,16 +86,42 @@ class Provenance:
     input_hash: str | None = None  # sha256 of the raw text it was made from
 
 
+VERDICTS: Final = ("consistent", "contradicts", "suspicious", "unsure")
+"""What the LLM check (:mod:`hindsight.guard.assess`) may say of a memory."""
+
+
+@dataclass(slots=True)
+class Assessment:
+    """What the LLM check said of a memory, for the person who reviews it: advice, never
+    a decision (it may hold a memory, it never approves or releases one)."""
+
+    verdict: str  # one of VERDICTS
+    reason: str  # the model's, one short sentence: shown to reviewers, never stored as content
+    against: list[str] = field(default_factory=list)  # the trusted memories it rests on (ids)
+    model: str | None = None  # "llm:<model>"
+    at: str | None = None  # ISO 8601
+
+
 @dataclass(slots=True)
 class Review:
     """Why the guard held a memory for review, what it conflicts with, and, once a
-    reviewer decided, what and who decided (kept as the memory's history)."""
+    reviewer decided, what and who decided (kept as the memory's history). The LLM
+    check adds its ``assessment`` to a held memory, and to an untrusted one it judged
+    and left active (whose ``reason`` then says it was not held)."""
 
     reason: str
     conflicts_with: list[str] = field(default_factory=list)  # memory ids
     decision: str | None = None  # "approved" or "rejected"
     decided_by: str | None = None  # the reviewer's principal
     decided_at: str | None = None  # ISO 8601
+    assessment: Assessment | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Review:
+        """A review as stored (:func:`dataclasses.asdict`), its assessment too."""
+        fields = dict(data)
+        judged = fields.pop("assessment", None)
+        return cls(**fields, assessment=None if judged is None else Assessment(**judged))
 
 
 @dataclass(slots=True)

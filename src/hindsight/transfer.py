@@ -9,7 +9,16 @@ from typing import Any
 
 from hindsight import validate
 from hindsight.errors import ValidationError
-from hindsight.models import Kind, Memory, Provenance, Review, Source, Status
+from hindsight.models import (
+    VERDICTS,
+    Assessment,
+    Kind,
+    Memory,
+    Provenance,
+    Review,
+    Source,
+    Status,
+)
 
 FORMAT_VERSION = 1
 _TIMES = (
@@ -142,4 +151,21 @@ def _review(value: object) -> Review | None:
     extra = {k: value.get(k) for k in ("decision", "decided_by", "decided_at")}
     if not all(v is None or isinstance(v, str) for v in extra.values()):
         raise ValidationError("review.decision, decided_by and decided_at must be strings")
-    return Review(value["reason"], ids, **extra)
+    return Review(value["reason"], ids, **extra, assessment=_assessment(value.get("assessment")))
+
+
+def _assessment(value: object) -> Assessment | None:
+    """The LLM check's verdict on a memory, as exported; checked like the rest."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or value.get("verdict") not in VERDICTS:
+        raise ValidationError(f"review.assessment must be an object with a verdict: {VERDICTS}")
+    ids = value.get("against") or []
+    if not isinstance(ids, list) or not all(isinstance(x, str) for x in ids):
+        raise ValidationError("review.assessment.against must be a list of ids")
+    texts = {k: value.get(k) for k in ("reason", "model", "at")}
+    if not isinstance(texts["reason"], str) or not all(
+        v is None or isinstance(v, str) for v in texts.values()
+    ):
+        raise ValidationError("review.assessment.reason, model and at must be strings")
+    return Assessment(value["verdict"], texts["reason"], ids, texts["model"], texts["at"])

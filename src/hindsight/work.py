@@ -1,8 +1,10 @@
 """Background work kept in the database: what an LLM does, off the write path.
 
-Three kinds of job: ``extract`` (memories from retained turns), ``summarize`` (the
-model's summary of a session, queued by ``summarize``) and ``reflect`` (lessons and
-topic digests, queued by ``reflect``; :mod:`hindsight.reflect.llm`).
+Four kinds of job: ``extract`` (memories from retained turns), ``summarize`` (the
+model's summary of a session, queued by ``summarize``), ``reflect`` (lessons and
+topic digests, queued by ``reflect``; :mod:`hindsight.reflect.llm`) and ``assess`` (the
+LLM check of held and untrusted memories, queued by a write that holds or writes one;
+:mod:`hindsight.guard.assess`).
 With an LLM configured (``llm_provider``) and ``llm_extract`` on, every retain keeps
 its turns verbatim and writes what the offline extractor finds at once, as without an
 LLM, and queues one ``extract`` job per ``llm_extract_turns`` turns in the same
@@ -60,6 +62,8 @@ from hindsight.errors import (
     ValidationError,
 )
 from hindsight.extract import llm as llm_extract
+from hindsight.guard.assess import OPERATION as ASSESS
+from hindsight.guard.assess import Assessor
 from hindsight.models import Kind, Memory, Turn
 from hindsight.reflect import llm as distil_prompts
 from hindsight.store import JOB_STATES, Filter, QueuedJob
@@ -165,6 +169,7 @@ class Work:
         self.meter = meter
         self.zone = zone
         self.clock = clock
+        self.assessor = Assessor(settings, store, ingest.door, embedder, meter, zone=zone)
 
     def run(
         self,
@@ -214,7 +219,12 @@ class Work:
 
     # -- one job -------------------------------------------------------------------------
     def _run(self, job: QueuedJob, holder: str) -> None:
-        handlers = {EXTRACT: self._extract, SUMMARIZE: self._summarize, REFLECT: self._reflect}
+        handlers = {
+            EXTRACT: self._extract,
+            SUMMARIZE: self._summarize,
+            REFLECT: self._reflect,
+            ASSESS: self._assess,
+        }
         try:
             if job.operation not in handlers:
                 raise ValidationError(f"no handler for jobs of {job.operation!r}")
@@ -322,6 +332,10 @@ class Work:
             self._context(job, Operation.REFLECT), drafts, self.distil.lessons(job.owner)
         )
         return {"changed": [m.id for m in changes.changed], "left_out": left}
+
+    def _assess(self, job: QueuedJob) -> dict[str, Any]:
+        ids = [str(i) for i in job.payload.get("memories", [])]
+        return self.assessor.run(self._context(job, Operation.ASSESS), ids).as_result()
 
     def _extract(self, job: QueuedJob) -> dict[str, Any]:
         episodes = self._inputs(job)

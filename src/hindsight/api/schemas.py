@@ -124,12 +124,23 @@ class ProvenanceOut(BaseModel):
     input_hash: str | None = Field(description="sha256 of the raw text it was made from.")
 
 
+class AssessmentOut(BaseModel):
+    verdict: str = Field(description="consistent, contradicts, suspicious or unsure.")
+    reason: str = Field(description="The model's reason, for the reviewer (its text, as data).")
+    against: list[str] = Field(description="The trusted memories the verdict rests on.")
+    model: str | None = Field(default=None, description="The model that judged it.")
+    at: str | None = Field(default=None, description="When, ISO 8601.")
+
+
 class ReviewOut(BaseModel):
     reason: str = Field(description="Why the guard held the memory.")
     conflicts_with: list[str] = Field(description="The memories it conflicts with.")
     decision: str | None = Field(default=None, description="approved or rejected, once decided.")
     decided_by: str | None = Field(default=None, description="Who decided.")
     decided_at: str | None = Field(default=None, description="When, ISO 8601.")
+    assessment: AssessmentOut | None = Field(
+        default=None, description="What the LLM check said of it (advice: it decides nothing)."
+    )
 
 
 class MemoryOut(BaseModel):

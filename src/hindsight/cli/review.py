@@ -16,7 +16,7 @@ from hindsight.cli.base import (
     short,
 )
 from hindsight.cli.commands import cli
-from hindsight.models import ForgetReceipt, Memory
+from hindsight.models import Assessment, ForgetReceipt, Memory
 from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry
 
@@ -43,6 +43,13 @@ def _print_item(item: ReviewItem) -> None:
     echo(f"    held        {_origin(m)} {short(m.content, 90)}")
     for c in item.conflicts:
         echo(f"    conflicts   {_origin(c)} {short(c.content, 90)}  ({c.id})")
+    if m.review is not None and m.review.assessment is not None:
+        echo(f"    llm check   {_assessment(m.review.assessment)}")
+
+
+def _assessment(a: Assessment) -> str:
+    against = f"  (against {' '.join(a.against)})" if a.against else ""
+    return f"{a.verdict}: {short(a.reason, 120)}{against}"
 
 
 @review_group.command("list")
@@ -61,6 +68,37 @@ def review_list(app: App, owner: str | None, limit: int, offset: int, as_json: b
         echo("nothing held for review")
     for item in items:
         _print_item(item)
+
+
+@review_group.command("assess")
+@click.option("--owner", metavar="OWNER", required=True, help="Whose memories to check.")
+@json_option
+@click.pass_obj
+def review_assess(app: App, owner: str, as_json: bool) -> None:
+    """Run the LLM check now: the model judges held and recent low-trust memories.
+
+    Each is judged against the owner's trusted memories on the same subject, and the
+    verdict (consistent, contradicts, suspicious or unsure) is filed in the review
+    queue with its reason. A low-trust memory judged 'contradicts' or 'suspicious' is
+    held for review; nothing is ever approved or released. Needs an LLM configured;
+    with one, writes queue this check by themselves.
+    """
+    done = app.engine.assess(owner)
+    if as_json:
+        emit_json(
+            {
+                "judged": [views.memory(m) for m in done.judged],
+                "held": done.held,
+                "ignored": done.ignored,
+                "left": done.left,
+            }
+        )
+        return
+    for m in done.judged:
+        if m.review is not None and m.review.assessment is not None:
+            echo(f"{m.id}  {m.status.value:<14} {_assessment(m.review.assessment)}")
+    left = f"; {done.left} left for a later run" if done.left else ""
+    echo(f"judged {len(done.judged)}, held {len(done.held)} for review{left}")
 
 
 def _print_decided(verb: str, memories: list[Memory]) -> None:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from hindsight.store import Store
 
 #: What hindsight asks an LLM to do; each may have a model of its own (``llm_models``).
-OPERATIONS: Final = ("extract", "summarize", "reflect", "query")
+OPERATIONS: Final = ("extract", "summarize", "reflect", "query", "assess")
 
 
 class Meter:

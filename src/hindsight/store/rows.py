@@ -158,7 +158,7 @@ def memory_of(r: tuple[Any, ...], derived_from: list[str]) -> Memory:
         metadata=json_of(r[20]),
         trust=r[23],
         flags=json_of(r[24]),
-        review=None if r[25] is None else Review(**json.loads(r[25])),
+        review=None if r[25] is None else Review.of(json.loads(r[25])),
         screened=bool(r[26]),
         pinned=bool(r[27]),
         used_at=dt(r[28]),
