@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     on_secret: Literal["redact", "refuse"] = "redact"
     # untrusted memories this close (cosine) to a trusted one are checked against it
     conflict_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
+    # ... and a sentence of one this close to a sentence of the trusted one speaks of its
+    # slot: giving it a value of its own without restating the trusted one's is a dispute
+    slot_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
     # ... and this close to a held claim, repeat it (held too: repetition is not evidence)
     repeat_similarity: float = Field(default=0.6, ge=-1.0, le=1.0)
 

@@ -149,6 +149,7 @@ class _Said:
     fields: list[tuple[set[str], set[str], str]]  # a record's "key: value": stems, words
     modifiers: dict[str, tuple[str, str]]  # a noun's stem -> (the word before it, the noun)
     phrases: dict[tuple[str, str], tuple[str, str]]  # two words' stems -> (qualifier, words)
+    durations: dict[str, tuple[int, str]]  # a noun's stem -> (days, the words) "3-month notice"
 
 
 @functools.lru_cache(maxsize=8192)
@@ -158,14 +159,29 @@ def _said(text: str) -> _Said:
     modifiers, phrases = _modified(text)
     fields = _record(text)
     return _Said(
-        denied, forbidden, asserted, _numbered(text), _dated(text), fields, modifiers, phrases
+        denied,
+        forbidden,
+        asserted,
+        _numbered(text),
+        _dated(text),
+        fields,
+        modifiers,
+        phrases,
+        _lasting(text),
     )
 
 
 def contradiction(claim: str, trusted: str) -> Contradiction | None:
     """How ``claim`` contradicts ``trusted``, or None where it does not."""
     a, b = _said(claim), _said(trusted)
-    return _polarity(a, b) or _labels(a, b) or _dates(a, b) or _fields(a, b) or _phrases(a, b)
+    return (
+        _polarity(a, b)
+        or _labels(a, b)
+        or _dates(a, b)
+        or _fields(a, b)
+        or _phrases(a, b)
+        or _durations(a, b)
+    )
 
 
 def stem(word: str) -> str:
@@ -333,7 +349,9 @@ def _fields(claim: _Said, trusted: _Said) -> Contradiction | None:
     for keys, values, said in claim.fields:
         for key in keys:
             found = trusted.modifiers.get(key)
-            if found is not None and stem(found[0]) not in values:
+            # (a key that names the trusted modifier itself, "SMS from Ferncliff Pharmacy:",
+            # says where the record is from, not another value)
+            if found is not None and stem(found[0]) not in values | keys:
                 return Contradiction(said, " ".join(found), True)
     return None
 
@@ -384,6 +402,37 @@ def _modified(
             if proper and before.islower() and word.islower():  # "a US tax resident" too
                 phrases.setdefault((stem(before), stem(word)), (qualifier, f"{before} {word}"))
     return modifiers, phrases
+
+
+_NUMBER_WORDS: Final = "one two three four five six seven eight nine ten eleven twelve"
+_COUNTS: Final = {w: i + 1 for i, w in enumerate(_NUMBER_WORDS.split())} | {"a": 1, "an": 1}
+_DAYS: Final = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+# a length of time that qualifies a noun: "a three-month notice period", "four weeks' notice"
+_DURATION = re.compile(
+    r"\b(\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|an?)"
+    r"[- ](day|week|fortnight|month|year)s?['\u2019]?[- ]([a-z]{3,})\b",
+    re.IGNORECASE,
+)
+
+
+def _lasting(text: str) -> dict[str, tuple[int, str]]:
+    out: dict[str, tuple[int, str]] = {}
+    for m in _DURATION.finditer(text):
+        count, unit, noun = m.group(1).lower(), m.group(2).lower(), m.group(3).lower()
+        n = int(count) if count.isdigit() else _COUNTS[count]
+        if noun not in _STOP and noun not in _DAYS:
+            out.setdefault(stem(noun), (n * _DAYS[unit], m.group(0)))
+    return out
+
+
+def _durations(claim: _Said, trusted: _Said) -> Contradiction | None:
+    """Another length for the same thing: "a one-month notice" against "a three-month
+    notice period" (four weeks and a month are one length)."""
+    for noun, (days, said) in claim.durations.items():
+        theirs = trusted.durations.get(noun)
+        if theirs is not None and abs(days - theirs[0]) > 0.15 * max(days, theirs[0]):
+            return Contradiction(said, theirs[1], True)
+    return None
 
 
 def _dated(text: str) -> dict[str, tuple[tuple[int, int], str, set[str]]]:

@@ -55,6 +55,7 @@ _HIDING = re.compile(
     _I | re.DOTALL,
 )
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){16,}\b")
 
 _Rule = tuple[tuple[tuple[str, ...], ...], re.Pattern[str]]
 """A pattern, and the words it cannot match without: one of each group, in the lowered
@@ -76,6 +77,28 @@ def _first(rules: list[_Rule], shown: str, low: str) -> re.Match[str] | None:
 _AI = (
     r"(?:ai|llm|language|automated|virtual)?\s*"
     r"(?:assistants?|agents?|models?|bots?|chatbots?|ais?|llms?)"
+)
+# who reads a memory: the assistant, by any of its names
+_READER_WORDS: Final = (
+    "assistant",
+    "agent",
+    "model",
+    "bot",
+    "ai",
+    "llm",
+    "copilot",
+    "notetaker",
+    "gpt",
+)
+_READER = (
+    r"(?:(?:ai|llm|language|automated|virtual|digital)\s+)?(?:assistants?|agents?|models?|bots?|"
+    r"chatbots?|ais?|llms?|copilots?|notetakers?|gpts?)"
+)
+# the verbs of an order about what to answer or do
+_ORDER = (
+    r"approve|answer|reply|respond|tell|say|recommend|advise|direct|redirect|send|forward|"
+    r"refer|route|treat|grant|refuse|deny|mention|suggest|offer|insist|inform|instruct|"
+    r"ask\s+(?:the\s+)?(?:user|customer|client|patient|guest)"
 )
 _INSTRUCTION: Final[list[_Rule]] = [
     # speaks to the model that reads it
@@ -123,6 +146,53 @@ _INSTRUCTION: Final[list[_Rule]] = [
     _rule(
         (("im_start", "system", "inst"),),
         re.compile(r"<\|?(?:im_start|system|inst)\|?>|\[/?inst\]", _I),
+    ),
+    # tells its reader what to do: the assistant as the subject of a duty ("the assistant
+    # should tell ..."), asked to ("it would help the assistant to always ..."), or
+    # addressed by name before an order ("AI notetaker / assistant: from now on, ...")
+    _rule(
+        (_READER_WORDS,),
+        re.compile(
+            rf"\b{_READER}\s+(?:should|must|shall|needs?\s+to|has\s+to|is\s+to|are\s+to|"
+            rf"ought\s+to|is\s+(?:expected|required|instructed|asked)\s+to|will\s+need\s+to|"
+            rf"always|never|(?:is|are)\s+(?:never\s+|always\s+)?(?:allowed|permitted)\s+to)\b"
+            rf"|\b(?:help|helps|allow|allows|let|ask|asks|want|wants|require|requires|instruct|"
+            rf"instructs|tell|tells|remind|reminds)\s+(?:the\s+|your\s+|any\s+|all\s+)?"
+            rf"{_READER}\s+to\b"
+            rf"|\b{_READER}\s*(?::|,)\s*(?:from\s+now\s+on|going\s+forward|always|never|please|"
+            rf"{_ORDER})\b"
+            rf"|\b{_READER}\s+(?:reading|processing|summari[sz]ing|seeing)\s+this\b",
+            _I,
+        ),
+    ),
+    # a standing order for every later question on a subject
+    _rule(
+        (("question", "quer", "request", "ask", "enquir", "inquir"),),
+        re.compile(
+            r"\b(?:for|on|to|with|in|answer\s+to)\s+(?:any|every|all|each)\b[^.\n]{0,60}?"
+            r"\b(?:questions?|quer(?:y|ies)|requests?|enquir(?:y|ies)|inquir(?:y|ies))\b"
+            r"[^.\n]{0,80}?\b(?:"
+            rf"{_ORDER}|should|must|is\s+to|the\s+(?:answer|policy|reply|response)\s+is)\b"
+            r"|\b(?:whatever|whichever|no\s+matter\s+(?:what|which))\s+(?:the\s+)?"
+            r"(?:questions?|quer(?:y|ies)|requests?|they\s+ask|the\s+user\s+asks)\b",
+            _I,
+        ),
+    ),
+    _rule(
+        (("from now on", "going forward", "henceforth", "from today"),),
+        re.compile(
+            rf"\b(?:from\s+now\s+on|going\s+forward|henceforth|from\s+today)\s*,?\s*"
+            rf"(?:you\s+(?:must|should|will)\s+)?(?:always\s+|never\s+)?(?:{_ORDER})\b",
+            _I,
+        ),
+    ),
+    _rule(
+        (("decode", "decoded"),),
+        re.compile(
+            r"\bdecode\b[^.\n]{0,20}\b(?:and|then)\s+(?:execute|run|follow|apply|obey)\b"
+            r"|\b(?:execute|run|follow|apply|obey)\s+(?:the\s+)?decoded\b",
+            _I,
+        ),
     ),
     # overrides what it was told
     _rule(
@@ -198,7 +268,8 @@ _INSTRUCTION: Final[list[_Rule]] = [
 
 _SEND = (
     r"(?<![@.])\b(?:send|email|e-mail|mail|forward|post|upload|submit|transmit|share|paste|leak|"
-    r"render|include|fill(?:ed)?\s+in)\b(?!\s*:)"  # a verb, not a label ("Email: ...")
+    r"render|include|fill(?:ed)?\s+in|reply\s+with|respond\s+with|read(?:\s+out)?|dictate|"
+    r"text|give|provide|export|sync)\b(?!\s*:)"  # a verb, not a label ("Email: ...")
 )
 _DATA = (
     r"(?:\.env\b|\b(?:passwords?|passcodes?|credentials?|api[_ -]?keys?|tokens?|secrets?|"
@@ -206,16 +277,22 @@ _DATA = (
     r"card\s+(?:numbers?|details)|iban|passport|date\s+of\s+birth|social\s+security|ssn|"
     r"environment\s+variables|e-?mail\s+address(?:es)?|phone(?:\s+number)?|full\s+name|"
     r"home\s+address|personal\s+(?:data|details|information)|records|membership\s+number|"
-    r"usernames?|logins?|account\s+numbers?|conversation|chat\s+history|transcripts?)\b)"
+    r"usernames?|logins?|account\s+numbers?|conversation|chat\s+history|transcripts?|"
+    r"2fa|otp|one-time\s+(?:code|password)|(?:verification|security|login|reset)\s+codes?|"
+    r"expiry|id\s+cards?|scans?\s+of|bank\s+statements?|medical\s+records|"
+    r"health\s+records|inbox)\b)"
 )
-_DESTINATION = r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.[\w.-]+|webhook)"
+_DESTINATION = (
+    r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.[\w.-]+|webhook|"
+    r"(?:\+|\b00)\d[\d ().-]{6,}\d)"  # an address, or an international phone number
+)
 _EXFILTRATION: Final[list[_Rule]] = [
     _rule(
-        (("http", "www.", "@", "webhook"),),
+        (("http", "www.", "@", "webhook", "+", "00"),),
         re.compile(rf"{_SEND}[^\n]{{0,160}}?{_DATA}[^\n]{{0,160}}?{_DESTINATION}", _I),
     ),
     _rule(
-        (("http", "www.", "@", "webhook"),),
+        (("http", "www.", "@", "webhook", "+", "00"),),
         re.compile(rf"{_DATA}[^\n]{{0,80}}?{_SEND}[^\n]{{0,80}}?{_DESTINATION}", _I),
     ),
     # a link whose address is a template for the reader's data
@@ -274,6 +351,7 @@ def reveal(text: str) -> str:
     shown = _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))
     extra = [part for m in _HIDING.finditer(shown) for part in m.groups() if part]
     extra += [decoded for m in _BASE64.finditer(shown) if (decoded := _decoded(m.group(0)))]
+    extra += [decoded for m in _HEX.finditer(shown) if (decoded := _unhexed(m.group(0)))]
     return "\n".join([shown, *extra])
 
 
@@ -287,6 +365,8 @@ def scan(text: str) -> list[Finding]:
         found[Flag.HIDDEN] = _evidence(hiding)
     elif any(_decoded(m.group(0)) for m in _BASE64.finditer(normal)):
         found[Flag.HIDDEN] = "base64 text"
+    elif any(_unhexed(m.group(0)) for m in _HEX.finditer(normal)):
+        found[Flag.HIDDEN] = "hexadecimal text"
     shown = reveal(text)
     low = shown.lower()
     for flag, rules in (
@@ -352,6 +432,16 @@ def _decoded(run: str) -> str | None:
         return None
     readable = sum(c.isprintable() or c.isspace() for c in text)
     return text if text and readable / len(text) > 0.95 and " " in text else None
+
+
+def _unhexed(run: str) -> str | None:
+    """A hexadecimal run's text, if it decodes to readable words."""
+    try:
+        text = bytes.fromhex(run).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    readable = sum(c.isprintable() or c.isspace() for c in text)
+    return text if readable / len(text) > 0.95 and " " in text else None
 
 
 def _evidence(match: re.Match[str] | None) -> str:

@@ -1,0 +1,303 @@
+"""Whether an untrusted claim gives a trusted statement's slot another value, by meaning.
+
+The lexical check (:mod:`hindsight.guard.conflict`) finds a contradiction in the words
+two texts share ("no diabetes" against "type 1 diabetes"). An override rarely shares
+them: the user says "I work from home in Porto", an imported record says "Base: Lisbon
+office". This check reads slots instead:
+
+- both texts are cut into sentences (and a record's fields), and each sentence is
+  embedded; a sentence of the claim and one of the trusted text whose vectors are close
+  speak of one slot (subject and attribute), whatever their words;
+- the claim disputes that slot when it names a value of its own there (a name, a
+  number, a code: what a slot holds) and restates none of the trusted sentence's: a
+  tool that agrees says "Porto" again, one that adds detail names other things on
+  other slots ("seat 14C" is not where the user flies).
+
+The encoder decides what "close" is; values are read off the text, so this is still
+a judgement the encoder bounds. An LLM judge (:mod:`hindsight.guard.assess`) reads
+meaning better where one is configured.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from hindsight.guard.conflict import Contradiction, stem
+
+Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+
+_MAX_SENTENCES: Final = 24  # a long page: its first sentences, where a record states itself
+# a sentence ends at . ! ? before a capital (not after a title or an initial: "Mr. Hall",
+# "D. Marsh"), and a record's field at a line break, ; or |
+_SENTENCE = re.compile(
+    r"(?<!\b[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St)\.)(?<!\bMrs\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(])"
+    r"|[\n;|{}]+|\s+[-\u2013\u2014]\s+|(?<=[\"\d\]el]),\s*(?=\")"  # JSON: "a": "b", "c": ...
+)
+_QUOTED_KEY = re.compile(r"\"([^\"]{1,40})\"\s*:\s*")  # a JSON key reads as a field's name
+_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")  # "ruth.adebayo@x" is three words
+# capitalised words that are no value: the first person, titles, days' parts of speech
+_NOT_NAMES: Final = frozenset(
+    [
+        "i",
+        "i'm",
+        "i've",
+        "i'd",
+        "i'll",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sir",
+        "madam",
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "your",
+        "his",
+        "her",
+        "their",
+        "we",
+        "you",
+        "he",
+        "she",
+        "they",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "please",
+        "thanks",
+        "hi",
+        "hello",
+        "dear",
+        "ok",
+        "yes",
+        "no",
+    ]
+)
+
+
+# a record's field that states an absence: "Allergies: none", "SEN status: none recorded"
+_NOTHING = re.compile(
+    r"^[^:]{2,40}:\s*\(?(?:none|nil|no|false|n/?a|not\s+(?:applicable|recorded|known|"
+    r"declared|listed)|(?:none|nothing)\s+(?:recorded|known|reported|declared|listed|found|"
+    r"on\s+(?:file|record)))\)?\s*[.;]?$",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(?:no|not|never|none|without)\b|n't\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    text: str
+    values: frozenset[str]  # names, numbers and codes it gives
+    words: frozenset[str]  # every word's stem, to tell whether a value is restated
+    nothing: bool  # a record's field stating an absence
+    negated: bool
+    denied: frozenset[str]  # what a negation in it takes back: "never by calling me": call
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` and the fields of a record, the first few."""
+    parts = (
+        _QUOTED_KEY.sub(lambda m: m.group(1).replace("_", " ") + ": ", p)
+        .replace('"', "")
+        .strip(" \t,:")
+        for p in _SENTENCE.split(text)
+    )
+    return [p for p in parts if _TOKEN.search(p)][:_MAX_SENTENCES]
+
+
+# digits grouped by spaces, dots or dashes are one number: "+47 934 77 105", "20-45-77"
+_GROUPED = re.compile(r"\d+(?:[ .-]\d+)+")
+
+
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z /_-]{1,40}?)\s*:\s*(\S.{0,160})$")
+
+
+def _as_said(sentence: str) -> str | None:
+    """A record's field as its subject would say it: "Work location: Dublin HQ" is "My
+    work location is Dublin HQ." (the encoder puts that nearer "I work from Porto")."""
+    field = _FIELD.match(sentence)
+    if field is None:
+        return None
+    return f"My {field.group(1).strip().lower()} is {field.group(2).strip().rstrip('.')}."
+
+
+def readings(text: str) -> list[str]:
+    """The sentences of ``text`` with its fields as said: what to look for neighbours by."""
+    said = sentences(text)
+    return said + [r for s in said if (r := _as_said(s)) is not None]
+
+
+def _read(sentence: str) -> _Sentence:
+    tokens = _TOKEN.findall(_GROUPED.sub(lambda m: re.sub(r"\D", "", m.group(0)), sentence))
+    values = set()
+    for i, token in enumerate(tokens):
+        low = token.lower().rstrip(".")
+        at = sentence.find(token)
+        is_key = sentence[at + len(token) : at + len(token) + 1] == ":"  # "Base: Lisbon"
+        if any(c.isdigit() for c in token):
+            values.add(_number(low))
+        elif token[0].isupper() and i > 0 and low not in _NOT_NAMES and not is_key:
+            values.add(stem(low))
+    return _Sentence(
+        sentence,
+        frozenset(values),
+        frozenset(_words(tokens)),
+        nothing=bool(_NOTHING.match(sentence)),
+        negated=bool(_NEGATION.search(sentence)),
+        denied=_denied(sentence),
+    )
+
+
+_AFTER_NEGATION: Final = 3  # words after a negation that it may take back
+_FILLER: Final = frozenset(
+    [
+        "have",
+        "been",
+        "being",
+        "any",
+        "more",
+        "longer",
+        "with",
+        "that",
+        "this",
+        "from",
+        "about",
+        "into",
+        "them",
+        "their",
+        "your",
+        "than",
+        "ever",
+        "even",
+        "really",
+        "yet",
+        "much",
+        "many",
+    ]
+)
+
+
+def _denied(sentence: str) -> frozenset[str]:
+    words = _TOKEN.findall(sentence.lower())
+    out = set()
+    for i, word in enumerate(words):
+        if _NEGATION.fullmatch(word) or word.endswith("n't"):
+            for after in words[i + 1 : i + 1 + _AFTER_NEGATION]:
+                if after.isalpha() and len(after) >= 4 and after not in _FILLER:
+                    out.add(stem(after))
+    return frozenset(out)
+
+
+def _words(tokens: list[str]) -> set[str]:
+    out = set()
+    for token in tokens:
+        low = token.lower().rstrip(".")
+        out.add(_number(low) if any(c.isdigit() for c in low) else stem(low))
+    return out
+
+
+def _number(token: str) -> str:
+    """A number as a value: "9th" and "9" are one day."""
+    return re.sub(r"(?<=\d)(st|nd|rd|th)$", "", token)
+
+
+def memo(encode: Encode) -> Encode:
+    """``encode`` remembering what it embedded: a write compares one text with many."""
+    seen: dict[str, npt.NDArray[np.float32]] = {}
+
+    def encoded(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        due = [t for t in dict.fromkeys(texts) if t not in seen]
+        if due:
+            seen.update(zip(due, encode(due), strict=True))
+        return np.array([seen[t] for t in texts], dtype=np.float32)
+
+    return encoded
+
+
+def disputes(
+    claims: Sequence[str],
+    trusted: Sequence[str],
+    encode: Encode,
+    *,
+    similarity: float,
+) -> list[tuple[int, int, Contradiction]]:
+    """For each claim and trusted text (by index), where the claim gives a slot of the
+    trusted text another value: a sentence of each at least ``similarity`` close, the
+    claim's naming a value the trusted text lacks, and the claim restating none of the
+    trusted sentence's values."""
+    cut_claims = [[_read(s) for s in sentences(c)] for c in claims]
+    cut_trusted = [[_read(s) for s in sentences(t)] for t in trusted]
+    flat = [s.text for cut in (*cut_claims, *cut_trusted) for s in cut]
+    if not flat:
+        return []
+    stated = {s.text: _as_said(s.text) for cut in cut_claims for s in cut}
+    flat += [said for said in stated.values() if said is not None]
+    vectors = dict(zip(flat, encode(flat), strict=True))
+    for field, said in stated.items():  # a field reads closest to its subject's words
+        if said is not None:
+            vectors[field] = np.stack([vectors[field], vectors[said]])
+    found = []
+    for i, claim in enumerate(cut_claims):
+        claim_words = frozenset().union(*(s.words for s in claim))
+        for j, theirs in enumerate(cut_trusted):
+            their_words = frozenset().union(*(s.words for s in theirs))
+            hit = _dispute(claim, claim_words, theirs, their_words, vectors, similarity)
+            if hit is not None:
+                found.append((i, j, hit))
+    return found
+
+
+def _dispute(
+    claim: list[_Sentence],
+    claim_words: frozenset[str],
+    trusted: list[_Sentence],
+    trusted_words: frozenset[str],
+    vectors: dict[str, npt.NDArray[np.float32]],
+    similarity: float,
+) -> Contradiction | None:
+    pairs = sorted(
+        (
+            (float(np.max(vectors[c.text] @ vectors[t.text])), c, t)
+            for c in claim
+            for t in trusted
+            if (c.nothing and not t.negated)
+            or (c.values and t.values)
+            or (t.denied and not c.negated)
+        ),
+        key=lambda p: -p[0],
+    )
+    for sim, c, t in pairs:
+        if sim < similarity:
+            break
+        if c.nothing and not t.negated:  # a record: none of what the trusted text says
+            return Contradiction(c.text, t.text)
+        if not c.negated and t.denied & c.words:  # it asserts what the trusted one denies
+            return Contradiction(c.text, t.text)
+        if not (c.values and t.values) or t.values & claim_words:
+            continue  # it says the trusted value again: agreement, or detail beside it
+        if c.values - trusted_words:
+            return Contradiction(c.text, t.text, value=True)
+    return None
+
+
+def restates(claim: str, trusted: str, besides: str) -> bool:
+    """Whether ``claim`` gives a value ``trusted`` gives and ``besides`` does not: a
+    claim that repeats the user's later word ("dispensed 100 mcg", after "my dose went
+    up to 100 mcg") follows a change, it does not make one."""
+    theirs = frozenset().union(*(_read(s).values for s in sentences(trusted)))
+    before = frozenset().union(*(_read(s).words for s in sentences(besides)))
+    said = frozenset().union(*(_read(s).words for s in sentences(claim)))
+    return bool((theirs - before) & said)
