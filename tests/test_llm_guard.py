@@ -302,6 +302,22 @@ def test_a_write_after_the_check_ran_queues_it_again(hs: Hindsight, server: Fake
     assert len(assess_jobs(hs, "pending")) == 1
 
 
+def test_the_agents_replies_queue_no_check(hs: Hindsight, server: FakeLLM) -> None:
+    """The user reads the agent's replies as they come: one check per conversation turn
+    would cost a call each; what the guard held of them is judged all the same."""
+    hs.retain(
+        ALICE,
+        messages=[
+            {"role": "user", "content": "Any tips for my run tomorrow?"},
+            {"role": "assistant", "content": "Start slowly and drink water before you go."},
+        ],
+        session_id="s7",
+    )
+    assert assess_jobs(hs) == []
+    hs.run_jobs()
+    assert server.seen == []
+
+
 # -- what the model cannot do -------------------------------------------------------------------
 @pytest.mark.parametrize(
     "answer",

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Final
 from hindsight.door import Checkpoint, Door, Operation, WriteContext, checkpoints
 from hindsight.extract.base import PROMPT_BLOCK
 from hindsight.llm import Message
-from hindsight.models import HELD, VERDICTS, Assessment, Kind, Memory, Review, Status
+from hindsight.models import HELD, VERDICTS, Assessment, Kind, Memory, Review, Source, Status
 from hindsight.registry import Options, no_options
 from hindsight.store import Filter, QueuedJob
 from hindsight.write import Plan, embedding_text
@@ -278,7 +278,7 @@ class Assessor:
             return False
         if m.status in HELD:
             return True
-        return m.status is Status.ACTIVE and m.valid_to is None and m.trust < self.trusted_at
+        return m.status is Status.ACTIVE and m.valid_to is None and _untrusted(m, self.trusted_at)
 
     def due(self, owner: str, ids: Sequence[str] = (), *, now: datetime) -> list[Memory]:
         """What a run judges, in order: the held memories (newest first), those named
@@ -460,12 +460,19 @@ class Trigger(Checkpoint):
         for m, is_new in plan.memories():
             if m.kind not in _STATED or assessed(m):
                 continue
-            untrusted = is_new and m.status is Status.ACTIVE and m.trust < self.trusted_at
+            untrusted = is_new and m.status is Status.ACTIVE and _untrusted(m, self.trusted_at)
             if m.status in HELD or untrusted:
                 calls.setdefault(m.owner, []).append(m.id)
         for owner, ids in sorted(calls.items()):
             if not pending(known.store, owner):
                 plan.jobs.append(job(context, owner, ids))
+
+
+def _untrusted(m: Memory, trusted_at: float) -> bool:
+    """Below trust, and not the agent's reply: the user reads those as they come and
+    corrects them there (judging each would cost a call per conversation turn); an agent
+    reply the guard held is judged all the same."""
+    return m.trust < trusted_at and m.provenance.source is not Source.AGENT
 
 
 def _trigger(settings: Settings, options: Options) -> Trigger:
