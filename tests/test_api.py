@@ -25,6 +25,7 @@ from mcp import Client as McpClient
 from mcp import StdioServerParameters
 
 from hindsight import Hindsight, Settings, ValidationError
+from hindsight.access import Principal
 from hindsight.api import create_app, is_loopback, keyring_for
 from hindsight.cli import cli
 from hindsight.embed import Embeddings
@@ -189,7 +190,8 @@ CLAIM = "Pharmacy sync: the patient is no longer allergic to penicillin."
 
 def test_review_queue_then_approve_and_reject(api: TestClient, hs: Hindsight) -> None:
     retain(api, TRUTH)
-    claim = retain(api, CLAIM, source="tool")["episodes"][0]
+    agent = hs.as_principal(Principal("agent", read=(OWNER,), write=(OWNER,)))
+    claim = agent.retain(OWNER, CLAIM, source="tool").episodes[0]  # the local user reviews it
     page = ok(api.get("/v1/review", params={"owner": OWNER}))
     assert page["limit"] == 50 and page["offset"] == 0 and page["next_offset"] is None
     item = next(i for i in page["items"] if i["memory"]["id"] == claim)
@@ -199,6 +201,10 @@ def test_review_queue_then_approve_and_reject(api: TestClient, hs: Hindsight) ->
     one = ok(api.get("/v1/review", params={"owner": OWNER, "limit": 1}))
     assert len(one["items"]) == 1 and one["next_offset"] == 1
 
+    # what this caller wrote is not its to approve: 403, and it stays held
+    mine = retain(api, CLAIM, source="tool", session_id="s9")["episodes"][0]
+    error(api.post(f"/v1/review/{mine}/approve"), 403, "PermissionDeniedError", "wrote")
+    assert hs.get(mine).status.value == "pending_review"
     approved = ok(api.post(f"/v1/review/{claim}/approve"))["memories"]
     assert approved[0]["id"] == claim and approved[0]["status"] == "active"
     assert hs.get(claim).status.value == "active"

@@ -44,7 +44,7 @@ AUDITOR_KEY = "auditor-key-0000000005"
 ROOT_KEY = "root-key-0000000000006"
 KEYS = {
     "keys": [
-        {"name": "alice", "key": ALICE_KEY, "read": [ALICE], "write": [ALICE]},
+        {"name": "alice", "key": ALICE_KEY, "read": [ALICE], "write": [ALICE], "review": True},
         {"name": "reader", "key": READER_KEY, "read": [BOB]},
         {"name": "admin", "key": ADMIN_KEY, "read": ["*"], "write": ["*"]},
         {"name": "team", "key": TEAM_KEY, "read": ["shared:*"], "write": [ALICE]},
@@ -501,7 +501,9 @@ def test_a_reviewer_key_decides_and_the_log_names_it(world: World) -> None:
         claim = alice.retain(ALICE, "Alice no longer lives in Lisbon.", source="tool")
         held = claim.episodes[0]
         assert held in [i.memory.id for i in alice.review_queue(ALICE)]
-        (decided, *_) = alice.reject(held, forget=False)  # type: ignore[misc]
+        with pytest.raises(PermissionDeniedError, match="wrote"):  # not the writer's to release
+            alice.approve(held)
+        (decided, *_) = alice.reject(held, forget=False)  # type: ignore[misc]  # it may withdraw
         assert decided.status.value == "rejected" and decided.review.decided_by == "alice"
     with Client(world.url, api_key=ROOT_KEY) as root:
         reviews = root.audit(ALICE, principal="alice", action="review")

@@ -21,6 +21,7 @@ from click.testing import CliRunner, Result
 from providers import TinyHash
 
 from hindsight import Hindsight, Settings, Status
+from hindsight.access import LOCAL_AGENT
 from hindsight.cli import base as cli_base
 from hindsight.cli import cli
 from hindsight.cli import commands as cli_commands
@@ -590,8 +591,12 @@ CLAIM = "Pharmacy sync: the patient is no longer allergic to penicillin."
 
 
 def _held(home: Path) -> str:
+    """A claim an agent wrote over the stdio MCP server (as ``mcp``), held for review;
+    the person at the CLI (``local``) reviews it."""
     retain(home, TRUTH)
-    claim: str = retain(home, CLAIM, "--source", "tool")["episodes"][0]
+    with Hindsight(Settings(home=home)) as hs:
+        agent = hs.as_principal(LOCAL_AGENT)
+        claim: str = agent.retain(OWNER, CLAIM, source="tool").episodes[0]
     return claim
 
 
@@ -643,7 +648,9 @@ def test_audit_list_filters_and_verify_detects_an_edit(home: Path) -> None:
     entries = run_json(home, "audit", "list", "--owner", OWNER)["entries"]
     assert [e["action"] for e in reversed(entries)][:2] == ["retain", "retain"]
     assert {"review"} <= {e["action"] for e in entries}
-    assert all(e["principal"] == "local" and e["hash"] for e in entries)
+    assert all(e["hash"] for e in entries)
+    # the user wrote the truth and decided; the agent, over MCP, wrote the claim
+    assert [e["principal"] for e in reversed(entries)] == ["local", "mcp", "local"]
     reviews = run_json(home, "audit", "list", "--action", "review", "--limit", "1")["entries"]
     assert len(reviews) == 1 and claim in reviews[0]["memory_ids"]
     older = run_json(home, "audit", "list", "--before", str(entries[0]["seq"]))["entries"]

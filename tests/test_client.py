@@ -40,6 +40,7 @@ from hindsight import (
     Turn,
     ValidationError,
 )
+from hindsight.access import Principal
 from hindsight.api import create_app
 from hindsight.embed import Embeddings
 from hindsight.review import ReviewItem
@@ -180,7 +181,8 @@ CLAIM = "Pharmacy sync: the patient is no longer allergic to penicillin."
 
 def test_the_review_queue_and_the_audit_log_round_trip(client: Client, engine: Hindsight) -> None:
     engine.retain(OWNER, TRUTH)
-    claim = client.retain(OWNER, CLAIM, source="tool").episodes[0]
+    agent = engine.as_principal(Principal("agent", read=(OWNER,), write=(OWNER,)))
+    claim = agent.retain(OWNER, CLAIM, source="tool").episodes[0]  # the client reviews it
     queue = client.review_queue(OWNER)
     assert queue == engine.review_queue(OWNER) and all(isinstance(i, ReviewItem) for i in queue)
     assert claim in [i.memory.id for i in queue] and all(i.conflicts for i in queue)

@@ -75,6 +75,7 @@ def server(embedder: Any) -> Iterator[dict[str, Any]]:
                         "read": ["*"],
                         "write": ["*"],
                         "audit": True,
+                        "review": True,  # decides on what the local user's tool wrote
                     },
                     {"name": "alice", "key": ALICE_KEY, "read": [ALICE], "write": [ALICE]},
                 ]

@@ -90,7 +90,7 @@ def test_a_review_decision_shows(hs: Hindsight) -> None:
     hs.retain(OWNER, "I'm severely allergic to penicillin.")
     claim = "Pharmacy sync: the patient is no longer allergic to penicillin."
     held = hs.retain(OWNER, claim, source="tool").episodes[0]
-    reviewer = Principal("pharmacist", read=(OWNER,), write=(OWNER,))
+    reviewer = Principal("pharmacist", read=(OWNER,), write=(OWNER,), review=True)
     hs.as_principal(reviewer).approve(held)
     h = hs.history(held)
     assert ("pharmacist", "approved") in events(h, held)

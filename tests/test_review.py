@@ -13,6 +13,8 @@ from hindsight.errors import NotFoundError, PermissionDeniedError, ValidationErr
 from hindsight.models import ForgetReceipt, Status
 
 OWNER, OTHER = "user:maria", "user:omar"
+# the writer is not the reviewer: what the local user writes, another key decides on
+REVIEWER = Principal("pharmacist", read=(OWNER,), write=(OWNER,), review=True)
 TRUTH = "I'm severely allergic to penicillin."
 CLAIM = "Pharmacy sync: the patient is no longer allergic to penicillin."
 
@@ -37,15 +39,15 @@ def test_the_queue_shows_each_held_memory_beside_what_it_conflicts_with(hs: Hind
 
 def test_approve_makes_it_current_and_records_who_decided(hs: Hindsight) -> None:
     claim = held(hs)
-    (approved, *rest) = hs.approve(claim)
+    (approved, *rest) = hs.as_principal(REVIEWER).approve(claim)
     assert approved.id == claim and approved.status is Status.ACTIVE
     assert approved.review is not None and approved.review.decision == "approved"
-    assert approved.review.decided_by == "local" and approved.review.decided_at
+    assert approved.review.decided_by == "pharmacist" and approved.review.decided_at
     assert all(m.status is Status.ACTIVE for m in rest)
     assert claim not in {item.memory.id for item in hs.review_queue(OWNER)}
     assert any(r.memory.id == claim for r in hs.recall(OWNER, "allergic to penicillin?", k=5))
     with pytest.raises(ValidationError, match="not held for review"):
-        hs.approve(claim)
+        hs.as_principal(REVIEWER).approve(claim)
     # a reviewer's approval sticks: a later copy of the claim is held, the approved one not
     hs.retain(OWNER, "Pharmacy sync: patient no longer allergic to penicillin.", source="tool")
     assert hs.get(claim).status is Status.ACTIVE
@@ -81,7 +83,7 @@ def test_a_reviewer_needs_write_on_the_owner(hs: Hindsight) -> None:
 def test_every_write_forget_decision_and_recall_is_audited(hs: Hindsight) -> None:
     said = hs.retain(OWNER, "I keep bees.", session_id="s1", request_id="req-1")
     claim = held(hs)
-    hs.approve(claim)
+    hs.as_principal(REVIEWER).approve(claim)
     found = hs.recall(OWNER, "bees", k=3)
     hs.forget(said.episodes[0])
     entries = hs.audit(OWNER)

@@ -6,12 +6,17 @@ Keys live in a JSON file (``HINDSIGHT_API_KEYS_FILE``)::
                "read": ["user:alice", "shared:team-a"],
                "write": ["user:alice"],
                "trust": 0.5,                                   # optional, default 1
-               "audit": false}]}                               # optional, default false
+               "audit": false,                                 # optional, default false
+               "review": false,                                # optional, default false
+               "admin": false}]}                               # optional, default false
 
 A scope entry names an owner exactly, or ends in ``*`` to cover every owner
 that starts with what precedes it (``"user:*"``, ``"*"``). ``trust`` caps how far what
 the key writes is believed (see :mod:`hindsight.guard`); ``audit`` lets it read the
-audit log of the owners it may read. Only digests are kept
+audit log of the owners it may read. The roles: ``review`` lets it approve and reject
+what the guard held of the owners it may write; ``admin`` is a reviewer that may also
+undo a rejection. Whatever its roles, a key never approves what it wrote itself: the
+writer is not the reviewer (:mod:`hindsight.review`). Only digests are kept
 in memory; a presented key is hashed and compared with every digest in constant
 time, so neither timing nor logs reveal a key.
 """
@@ -29,6 +34,7 @@ from typing import Any, Final
 from hindsight.errors import AuthenticationError, PermissionDeniedError, ValidationError
 
 _HEX: Final = frozenset("0123456789abcdef")
+_FIELDS: Final = ("name", "key", "sha256", "read", "write", "trust", "audit", "review", "admin")
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 """The names a server on loopback is reached by."""
 
@@ -62,6 +68,13 @@ class Principal:
     write: tuple[str, ...]
     trust: float = 1.0  # what it writes is believed at most this far (hindsight.guard)
     audit: bool = False  # may read the audit log of the owners it reads
+    review: bool = False  # may approve and reject held memories of the owners it writes
+    admin: bool = False  # a reviewer that may also undo a rejection
+
+    @property
+    def reviews(self) -> bool:
+        """Whether it may decide on held memories (an admin is a reviewer too)."""
+        return self.review or self.admin
 
     def can_read(self, owner: str) -> bool:
         # writing an owner implies reading it: a writer must see what it dedupes against
@@ -80,6 +93,14 @@ class Principal:
             if not self.can_write(owner):
                 raise PermissionDeniedError(f"key {self.name!r} may not write owner {owner!r}")
 
+    def check_review(self) -> None:
+        """What approving or rejecting a held memory needs: ``"review": true``."""
+        if not self.reviews:
+            raise PermissionDeniedError(
+                f"key {self.name!r} may not decide on held memories: that needs a key with "
+                '"review": true (and another key than the one that wrote them)'
+            )
+
     def check_read_all(self) -> None:
         """What a question about every owner at once needs: a key that reads ``*``."""
         if "*" not in (*self.read, *self.write):
@@ -93,8 +114,15 @@ class Principal:
             raise PermissionDeniedError(f"key {self.name!r} may not write every owner")
 
 
-# Local single-user use: stdio MCP, or a server on loopback with no keys configured.
-TRUSTED: Final = Principal(name="local", read=("*",), write=("*",), audit=True)
+# Local single-user use: the library, the CLI, a server on loopback with no keys configured.
+TRUSTED: Final = Principal(
+    name="local", read=("*",), write=("*",), audit=True, review=True, admin=True
+)
+# An agent behind the stdio MCP server: local's scopes and trust, but not local, so that
+# a person (``local``, at the CLI) reviews what the agent wrote, and it cannot itself.
+LOCAL_AGENT: Final = Principal(name="mcp", read=("*",), write=("*",), audit=True)
+RESERVED_NAMES: Final = frozenset({TRUSTED.name, LOCAL_AGENT.name})
+"""Principal names the library gives itself: no key may take one (a writer is known by name)."""
 
 
 class KeyRing:
@@ -130,7 +158,7 @@ class KeyRing:
             at = f"{where}: keys[{i}]"
             if not isinstance(entry, Mapping):
                 raise ValidationError(f"{at} must be an object")
-            unknown = set(entry) - {"name", "key", "sha256", "read", "write", "trust", "audit"}
+            unknown = set(entry) - {*_FIELDS}
             if unknown:
                 raise ValidationError(f"{at} has unknown fields: {', '.join(sorted(unknown))}")
             name = entry.get("name")
@@ -138,6 +166,10 @@ class KeyRing:
                 raise ValidationError(f"{at}.name must be a non-empty string")
             if name in names:
                 raise ValidationError(f"{at}.name {name!r} is used twice")
+            if name in RESERVED_NAMES:
+                raise ValidationError(
+                    f"{at}.name {name!r} is the library's own principal: give the key another"
+                )
             names.add(name)
             entries.append((_entry_digest(entry, at), _principal(entry, name, at)))
         return cls(entries)
@@ -195,9 +227,16 @@ def _principal(entry: Mapping[str, Any], name: str, at: str) -> Principal:
     trust = entry.get("trust", 1.0)
     if isinstance(trust, bool) or not isinstance(trust, int | float) or not 0 <= trust <= 1:
         raise ValidationError(f"{at}.trust must be a number between 0 and 1")
-    audit = entry.get("audit", False)
-    if not isinstance(audit, bool):
-        raise ValidationError(f"{at}.audit must be true or false")
+    roles = {role: entry.get(role, False) for role in ("audit", "review", "admin")}
+    for role, value in roles.items():
+        if not isinstance(value, bool):
+            raise ValidationError(f"{at}.{role} must be true or false")
     return Principal(
-        name=name, read=scopes["read"], write=scopes["write"], trust=float(trust), audit=audit
+        name=name,
+        read=scopes["read"],
+        write=scopes["write"],
+        trust=float(trust),
+        audit=roles["audit"],
+        review=roles["review"],
+        admin=roles["admin"],
     )

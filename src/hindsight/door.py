@@ -1,15 +1,18 @@
 """The one door every write goes through: plan, checkpoints, one transaction.
 
-Retain, update, import, consolidation, summaries and reflections all call
-:meth:`Door.commit` with a planner. Under the store's lock on the owners written
-(:meth:`~hindsight.store.Store.exclusive`: no other writer, thread or process,
-plans for them meanwhile), the door
+Every change to a memory calls :meth:`Door.commit` with a planner: retain, update,
+pin, feedback, restore, import, review decisions, consolidation, summaries and
+reflections, and the maintenance pass's archive (:meth:`Door.commit_held`). Under the
+store's lock on the owners written (:meth:`~hindsight.store.Store.exclusive`: no other
+writer, thread or process, plans for them meanwhile), the door
 
 1. runs the planner against what the store holds (a :class:`~hindsight.write.Known`),
-2. records the writer's name in each new memory's provenance, and shows the plan to
-   each :class:`Checkpoint` in turn, with the caller's :class:`WriteContext`
-   (the guard, :mod:`hindsight.guard`, first); a checkpoint may change the plan's memories (status,
-   confidence, content, metadata) or refuse the write,
+2. records the writer's name in each new memory's provenance, embeds each stored memory
+   whose words the plan changed (an edit, an LLM job's rewrite, a restore: judged as a
+   new write of them), and shows the plan to each :class:`Checkpoint` in turn, with
+   the caller's :class:`WriteContext` (the guard, :mod:`hindsight.guard`, first); a
+   checkpoint may change the plan's memories (status, confidence, content, metadata)
+   or refuse the write,
 3. drops any link to a memory of another owner (or to none), so no write ties one
    owner's memories to another's,
 4. makes the vectors the plan still needs (a memory whose text a checkpoint
@@ -56,6 +59,7 @@ class Operation(enum.StrEnum):
     PIN = "pin"  # kept from decay and archive (hindsight.lifecycle)
     UNPIN = "unpin"
     RESTORE = "restore"  # an archived memory made active again
+    ARCHIVE = "archive"  # an unused memory archived by the maintenance pass
     EXTRACT = "extract"  # what a queued LLM extraction found in stored turns (hindsight.work)
     ASSESS = "assess"  # the LLM check's verdicts on held and untrusted memories (guard.assess)
 
@@ -176,46 +180,76 @@ class Door:
         with self.store.exclusive({*context.owners, *owners}):
             if once is not None and (done := self.recorded(context, once)) is not None:
                 return Plan(replayed=done)
-            known = StoreKnown(self.store)
-            plan = planner(known)
-            encoded = {m.id: embedding_text(m) for m, _ in plan.memories()}
-            for memory, _ in plan.inserts:  # an import's too: who wrote it here
-                memory.provenance.principal = context.principal.name
-            try:
-                for check in self.checks:
-                    check.review(plan, context, known)
-            except WriteRefusedError as exc:
-                self._tell("refused", context, {"reason": str(exc)})
-                raise
-            plan.result.note(m for m, _ in plan.memories())  # what the checks made of it
-            _keep_links_within_owners(plan, self.store)
-            self._embed(plan, encoded)
-            request = None
-            if once is not None:
-                request = Request(
-                    owners=_owners(context),
-                    principal=context.principal.name,
-                    request_id=once.key,
-                    digest=once.digest,
-                    result=once.result(plan),
-                    at=context.at,
-                )
-            if plan.inserts or plan.updates or plan.jobs or request is not None:
-                self.store.write(
-                    insert=[(m, v) for m, v in plan.inserts if v is not None],
-                    update=list(plan.updates.values()),
-                    request=request,
-                    jobs=plan.jobs,
-                    audit=audit_entries(context, plan, once, detail() if detail else {})
-                    if self.audit
-                    else (),
-                )
+            plan = self._apply(context, planner, once, detail)
+        self._after(context, plan)
+        return plan
+
+    def commit_held(
+        self,
+        context: WriteContext,
+        planner: Planner,
+        *,
+        detail: Callable[[], dict[str, Any]] | None = None,
+    ) -> Plan:
+        """As :meth:`commit`, for a caller that holds ``context.owners`` already
+        (:meth:`~hindsight.store.Store.exclusive`): the write joins its transaction, as the
+        maintenance pass's archive joins the forgetting of the same owner."""
+        plan = self._apply(context, planner, None, detail)
+        self._after(context, plan)
+        return plan
+
+    def _apply(
+        self,
+        context: WriteContext,
+        planner: Planner,
+        once: Once | None,
+        detail: Callable[[], dict[str, Any]] | None,
+    ) -> Plan:
+        """Plan, check and write, under the lock the caller holds."""
+        known = StoreKnown(self.store)
+        plan = planner(known)
+        self._embed_rewritten(plan)
+        encoded = {m.id: embedding_text(m) for m, _ in plan.memories()}
+        for memory, _ in plan.inserts:  # an import's too: who wrote it here
+            memory.provenance.principal = context.principal.name
+        try:
+            for check in self.checks:
+                check.review(plan, context, known)
+        except WriteRefusedError as exc:
+            self._tell("refused", context, {"reason": str(exc)})
+            raise
+        plan.result.note(m for m, _ in plan.memories())  # what the checks made of it
+        _keep_links_within_owners(plan, self.store)
+        self._embed(plan, encoded)
+        request = None
+        if once is not None:
+            request = Request(
+                owners=_owners(context),
+                principal=context.principal.name,
+                request_id=once.key,
+                digest=once.digest,
+                result=once.result(plan),
+                at=context.at,
+            )
+        if plan.inserts or plan.updates or plan.jobs or request is not None:
+            self.store.write(
+                insert=[(m, v) for m, v in plan.inserts if v is not None],
+                update=list(plan.updates.values()),
+                request=request,
+                jobs=plan.jobs,
+                audit=audit_entries(context, plan, once, detail() if detail else {})
+                if self.audit
+                else (),
+            )
+        return plan
+
+    def _after(self, context: WriteContext, plan: Plan) -> None:
+        """Wake the worker for the jobs a write queued; tell of what the guard held."""
         if plan.jobs and plan.replayed is None and self.queued is not None:
             self.queued()  # a worker may start on them now
         held = [m for m, _ in plan.memories() if m.status in HELD and m.review is not None]
         if held:
             self._tell("held", context, {"memories": [_held(m) for m in held]})
-        return plan
 
     def _tell(self, event: str, context: WriteContext, detail: dict[str, Any]) -> None:
         if self.notify is not None:
@@ -244,8 +278,24 @@ class Door:
             )
         return done.result
 
+    def _embed_rewritten(self, plan: Plan) -> None:
+        """Embed the stored memories whose words the planner changed (``plan.needs_vector``:
+        an edit, a rewrite, a restore) before the checkpoints see them: each is judged as a
+        new write of its words, and the guard compares it by its vector. They stay marked
+        in ``needs_vector``, which tells the checkpoints what was rewritten."""
+        due = [
+            m
+            for mid, (m, vector) in plan.updates.items()
+            if mid in plan.needs_vector and vector is None
+        ]
+        if not due:
+            return
+        vectors = self.embedder.encode_documents([embedding_text(m) for m in due])
+        for memory, vector in zip(due, vectors, strict=True):
+            plan.updates[memory.id] = (memory, vector)
+
     def _embed(self, plan: Plan, encoded: dict[str, str]) -> None:
-        """Make the vectors the plan lacks, and remake those whose text changed."""
+        """Make the vectors the plan lacks, and remake those whose text a checkpoint changed."""
         rows = [
             *((m, v, True) for m, v in plan.inserts),
             *((m, v, False) for m, v in plan.updates.values()),
@@ -253,8 +303,7 @@ class Door:
         due = [
             m
             for m, vector, new in rows
-            if m.id in plan.needs_vector
-            or (new and vector is None)
+            if (vector is None and (new or m.id in plan.needs_vector))
             or embedding_text(m) != encoded.get(m.id)
         ]
         if not due:

@@ -77,6 +77,8 @@ MAX_K: Final = 1_000
 _log = logging.getLogger("hindsight.engine")
 #: Metadata an extractor reads off a memory's text; an update of the text drops it.
 READ_FROM_TEXT: Final = frozenset({"value", "polarity", "detail", "applies_when"})
+#: The statuses ``update(status=...)`` moves a memory between; a reviewer moves the rest.
+MOVABLE: Final = (Status.ACTIVE, Status.ARCHIVED)
 #: Owner weights in a recall lie in this range, so a score is always a finite number.
 MIN_OWNER_WEIGHT: Final = 0.001
 MAX_OWNER_WEIGHT: Final = 1_000.0
@@ -481,7 +483,15 @@ class Hindsight(Conversations, JobQueueOps):
         expires_at: datetime | str | _Unset | None = UNSET,
     ) -> Memory:
         """Change a memory in place; new content is re-embedded. ``expires_at=None``
-        clears an expiry."""
+        clears an expiry.
+
+        New content is judged as a new write of it by the caller (:mod:`hindsight.guard`):
+        the memory's trust falls to the caller's if that is lower, the scan reads it (an
+        attack is quarantined: held for review) and it is checked for conflicts, its old
+        words included. ``status`` moves a memory between ``active`` and ``archived``
+        only (back to active, it is judged afresh, as :meth:`restore` does). A memory held
+        for review, or rejected, takes no update (:class:`ConflictError`): a reviewer
+        approves or rejects it (:meth:`approve`, :meth:`reject`)."""
         reader = self._ingest.reader
         changes: dict[str, Any] = {}
         if not isinstance(content, _Unset):
@@ -496,11 +506,17 @@ class Hindsight(Conversations, JobQueueOps):
             changes["query_hints"] = [reader.text(h, "query hint") for h in query_hints]
         if not isinstance(status, _Unset):
             changes["status"] = validate.choice(Status, status, field="status")
+            if changes["status"] not in MOVABLE:
+                raise ValidationError(
+                    "status may be set to active or archived only: a reviewer approves or "
+                    "rejects a held memory, and forget deletes one"
+                )
         context = self._context(Operation.UPDATE, self.get(memory_id).owner)
         if not isinstance(expires_at, _Unset):
             changes["expires_at"] = validate.expiry(expires_at, now=context.at)
 
         def change(memory: Memory) -> None:
+            review.check_editable(memory)  # read under the lock: as it stands now
             if "content" in changes and "metadata" not in changes:
                 # what the extractor read off the old text does not describe the new one
                 memory.metadata = {
@@ -621,8 +637,10 @@ class Hindsight(Conversations, JobQueueOps):
         return self._mark(Operation.UNPIN, memory_id, lambda m: setattr(m, "pinned", False))
 
     def restore(self, memory_id: str) -> Memory:
-        """Make an archived memory active again. Restoring is use: its decay starts
-        afresh, so the next maintenance pass does not archive it again at once."""
+        """Make an archived memory active again, judged afresh by the guard (the world may
+        have changed since it was archived: held, it waits for a reviewer). Restoring is
+        use: its decay starts afresh, so the next maintenance pass does not archive it
+        again at once."""
         memory = self.get(memory_id)
         if memory.status is not Status.ARCHIVED:
             raise ValidationError(
@@ -655,7 +673,7 @@ class Hindsight(Conversations, JobQueueOps):
         assert when is not None
         self._search.flush_access(force=True)  # recalls are use: count them first
         return Maintenance.of(self.settings, self.store).run(
-            self.store.owners(), now=when, principal=self.principal.name
+            self.store.owners(), now=when, principal=self.principal, door=self._door
         )
 
     # -- the review queue and the audit log (hindsight.review, hindsight.guard) -------------
@@ -671,14 +689,20 @@ class Hindsight(Conversations, JobQueueOps):
 
     def approve(self, memory_id: str) -> list[Memory]:
         """Make a held memory active as if it had passed the guard (with what was held
-        with it); returns them, the memory first."""
+        with it); returns them, the memory first. For an admin, a rejected memory too
+        (undoing the rejection, with what was rejected with it).
+
+        Needs a reviewer (``"review": true``; the local user is one) with write access to
+        its owner, and not the one that wrote it (:class:`PermissionDeniedError`): the
+        writer is not the reviewer. An id the caller may not read is unknown."""
         context = self._context(Operation.REVIEW, self.get(memory_id).owner)
         return review.decide(self._door, context, memory_id, approve=True)
 
     def reject(self, memory_id: str, *, forget: bool | None = None) -> list[Memory] | ForgetReceipt:
         """Turn down a held memory (with what was held with it): kept as ``rejected``
         history, or forgotten (with its receipt) when ``forget`` (by default
-        ``settings.on_reject``) says so."""
+        ``settings.on_reject``) says so. Needs a reviewer with write access to its owner
+        (it may be the writer: turning down releases nothing)."""
         context = self._context(Operation.REVIEW, self.get(memory_id).owner)
         decided = review.decide(self._door, context, memory_id, approve=False)
         if forget if forget is not None else self.settings.on_reject == "forget":

@@ -27,6 +27,7 @@ from hindsight.models import (
     Provenance,
     RetainResult,
     Source,
+    Status,
     Turn,
     new_id,
 )
@@ -354,7 +355,11 @@ class Ingest:
         detail: Callable[[], dict[str, Any]] | None = None,
     ) -> Memory:
         """Change a stored memory in place, read and written under the owner's lock;
-        ``detail`` is what the audit entry records of the change (see :meth:`Door.commit`)."""
+        ``detail`` is what the audit entry records of the change (see :meth:`Door.commit`).
+
+        New words are the editor's (``provenance.principal``), and the door has the
+        checkpoints judge them as a new write of them; so they judge a memory back from
+        the archive afresh."""
         changed: list[Memory] = []
 
         def planner(known: StoreKnown) -> Plan:
@@ -362,12 +367,15 @@ class Ingest:
             if not found or found[0].owner not in context.owners:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
             memory = found[0]
-            before = embedding_text(memory)
+            before, was = embedding_text(memory), memory.status
             change(memory)
             memory.updated_at = context.at
             out = Plan(updates={memory.id: (memory, None)})
             if embedding_text(memory) != before:
+                memory.provenance.principal = context.principal.name
                 out.needs_vector.add(memory.id)
+            elif was is Status.ARCHIVED and memory.status is Status.ACTIVE:
+                out.needs_vector.add(memory.id)  # restored: the world may have changed
             changed.append(memory)
             return out
 
@@ -405,6 +413,7 @@ class Ingest:
                 )
             first[memory.id] = line
             memory.embedding_model = self.embedder.model_id
+            _as_imported(memory)
             memories.append(memory)
         context = replace(context, owners=tuple(sorted({m.owner for m in memories})))
 
@@ -468,6 +477,16 @@ class Ingest:
 
         self.door.commit(context, planner)
         return decided[0]
+
+
+def _as_imported(memory: Memory) -> None:
+    """An imported record is a new write by the importer: the guard reads it here (or
+    recall does, with the guard off), and no approval comes with it, since the importer
+    is its writer and a writer does not approve what it writes (a rejection stands)."""
+    memory.screened = False
+    review = memory.review
+    if review is not None and review.decision == "approved":
+        review.decision = review.decided_by = review.decided_at = None
 
 
 def _rename_foreign_ids(memories: Sequence[Memory], held: Mapping[str, str]) -> dict[str, str]:

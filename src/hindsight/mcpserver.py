@@ -7,7 +7,7 @@ loop within ``request_timeout_seconds`` and returns JSON. Errors are mapped once
 in :meth:`_Server.call_tool`: a hindsight error or a bad argument becomes a tool
 error (``isError``) whose text names the argument and what was wrong.
 
-Transports: :func:`run_stdio` (a local client such as a desktop app; trusted) and
+Transports: :func:`run_stdio` (a local client such as a desktop app, as ``mcp``) and
 :func:`http_app` (streamable HTTP, mounted at ``/mcp`` by ``hindsight serve``;
 API keys from :class:`~hindsight.access.KeyRing`).
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import inspect
 import json
 import logging
@@ -37,7 +38,14 @@ from pydantic import Field
 from pydantic import ValidationError as ArgumentsError
 
 from hindsight import __version__, serving, views
-from hindsight.access import TRUSTED, KeyRing, Principal, bearer_token, loopback_hosts
+from hindsight.access import (
+    LOCAL_AGENT,
+    TRUSTED,
+    KeyRing,
+    Principal,
+    bearer_token,
+    loopback_hosts,
+)
 from hindsight.engine import MAX_K, UNSET, Hindsight
 from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError
 from hindsight.errors import ValidationError as InputError
@@ -792,8 +800,13 @@ def create_server(
 
 
 def run_stdio(hs: Hindsight) -> None:
-    """Serve ``hs`` over stdin and stdout until the client leaves."""
-    create_server(hs).run("stdio")
+    """Serve ``hs`` over stdin and stdout until the client leaves, as the principal
+    ``mcp`` (:data:`~hindsight.access.LOCAL_AGENT`): the local user's scopes and trust,
+    but not the local user, so that a person at the CLI (``local``) reviews what the
+    agent wrote and the agent cannot. With ``Settings.mcp_review`` (a person drives the
+    client) it reviews too, but never approves what it wrote itself."""
+    agent = dataclasses.replace(LOCAL_AGENT, review=hs.settings.mcp_review)
+    create_server(hs, principal=lambda: agent).run("stdio")
 
 
 # -- streamable HTTP --------------------------------------------------------------------

@@ -12,18 +12,41 @@ the reason. A reviewer
 
 Memories held with it (those derived from the same turn) follow the decision. Each
 decision is written through the write door, so it is audited and all or nothing.
+
+Who decides (:class:`~hindsight.access.Principal`): a key with ``"review": true`` on the
+owners it may write; a rejection stands unless an ``"admin": true`` key approves the
+rejected memory (undoes the rejection). The writer is not the reviewer: whatever its
+roles, no key approves or re-activates a memory it wrote (``provenance.principal``).
+It may reject what it wrote: that releases nothing. Until a reviewer decides, a held
+or rejected memory takes no edit, status change or feedback (:data:`DECIDED_BY_REVIEW`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
+from hindsight.access import Principal
 from hindsight.door import Door, StoreKnown, WriteContext
-from hindsight.errors import NotFoundError, ValidationError
+from hindsight.errors import ConflictError, NotFoundError, PermissionDeniedError, ValidationError
 from hindsight.models import HELD, Memory, Review, Status
 from hindsight.store import Filter, Store
 from hindsight.write import Plan, supersede
+
+DECIDED_BY_REVIEW: Final = (*HELD, Status.REJECTED)
+"""Statuses that only a reviewer's decision changes: such a memory takes no edit."""
+
+
+def check_editable(memory: Memory) -> None:
+    """Refuse a change to a memory held for review, or rejected: the writer may not edit
+    it before the reviewer sees it, nor release it by a status."""
+    if memory.status in DECIDED_BY_REVIEW:
+        raise ConflictError(
+            f"memory {memory.id!r} is {memory.status.value}: held for review, it takes no "
+            "edit or status change; a reviewer approves or rejects it"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +70,8 @@ def pending(store: Store, owners: list[str], *, limit: int, offset: int = 0) -> 
             [
                 found[c]
                 for c in (m.review.conflicts_with if m.review else [])
-                if c in found and found[c].owner == m.owner
+                # (an edit held against its own words before it names itself)
+                if c in found and found[c].owner == m.owner and c != m.id
             ],
         )
         for m in held
@@ -55,22 +79,37 @@ def pending(store: Store, owners: list[str], *, limit: int, offset: int = 0) -> 
 
 
 def decide(door: Door, context: WriteContext, memory_id: str, *, approve: bool) -> list[Memory]:
-    """Approve or reject a held memory and what was held with it; returns them, the
-    memory first. Raises NotFoundError for an id the caller may not write, and
-    ValidationError for a memory that is not held."""
+    """Approve or reject a held memory and what was held with it, or (approving, as an
+    admin) re-activate a rejected one and what was rejected with it; returns them, the
+    memory first. Raises NotFoundError for an id the caller may not write,
+    ValidationError for a memory that is not held, and PermissionDeniedError for a
+    caller that is no reviewer, approves what it wrote, or undoes a rejection and is no
+    admin."""
+    context.principal.check_review()
     decided: list[Memory] = []
     decision = "approved" if approve else "rejected"
+    undone: list[bool] = []
 
     def planner(known: StoreKnown) -> Plan:
         found = known.store.get([memory_id])
         if not found or found[0].owner not in context.owners:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         memory = found[0]
-        if memory.status not in HELD:
+        undo = approve and memory.status is Status.REJECTED
+        if undo and not context.principal.admin:
+            raise PermissionDeniedError(
+                f'memory {memory_id!r} was rejected: only a key with "admin": true may '
+                "re-activate it"
+            )
+        if not undo and memory.status not in HELD:
             raise ValidationError(
                 f"memory {memory_id!r} is {memory.status.value}, not held for review"
             )
-        with_it = [c for c in known.store.children([memory.id]) if c.status in HELD]
+        statuses = (Status.REJECTED,) if undo else HELD
+        with_it = [c for c in known.store.children([memory.id]) if c.status in statuses]
+        if approve:
+            _not_the_writer(context.principal, [memory, *with_it])
+        undone.append(undo)
         out = Plan()
         for m in [memory, *with_it]:
             _record(m, decision, context)
@@ -81,8 +120,22 @@ def decide(door: Door, context: WriteContext, memory_id: str, *, approve: bool) 
             decided.append(m)
         return out
 
-    door.commit(context, planner, detail=lambda: {"decision": decision})
+    def detail() -> dict[str, str]:
+        return {"decision": decision, **({"undid": "rejected"} if any(undone) else {})}
+
+    door.commit(context, planner, detail=detail)
     return decided
+
+
+def _not_the_writer(reviewer: Principal, memories: Sequence[Memory]) -> None:
+    """Refuse an approval by the key that wrote one of ``memories``: the writer is not
+    the reviewer, whatever its roles."""
+    for memory in memories:
+        if memory.provenance.principal == reviewer.name:
+            raise PermissionDeniedError(
+                f"key {reviewer.name!r} wrote memory {memory.id!r}: the writer may not approve "
+                'or re-activate what it wrote; another key with "review": true decides'
+            )
 
 
 def _record(memory: Memory, decision: str, context: WriteContext) -> None:

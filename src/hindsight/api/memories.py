@@ -143,7 +143,12 @@ async def list_memories(
 
 @routes("PATCH", "/memories/{memory_id}")
 async def update(ctx: Context, memory_id: str, body: UpdateIn) -> MemoryOut:
-    """Change a memory in place: only the fields given; new content is re-embedded."""
+    """Change a memory in place: only the fields given; new content is re-embedded.
+
+    New content is judged as a new write by this key (an attack is quarantined, held for
+    review); ``status`` moves a memory between active and archived only. A memory held
+    for review, or rejected, takes no change (409): a reviewer decides on it.
+    """
     changes = {name: getattr(body, name) for name in body.model_fields_set}
     if not changes:
         raise ValidationError(
@@ -182,7 +187,8 @@ async def unpin(ctx: Context, memory_id: str) -> MemoryOut:
 
 @routes("POST", "/memories/{memory_id}/restore")
 async def restore(ctx: Context, memory_id: str) -> MemoryOut:
-    """Make an archived memory active again (restoring counts as using it)."""
+    """Make an archived memory active again, judged afresh by the guard (restoring counts
+    as using it)."""
     return MemoryOut.of(await ctx.call(ctx.hs.restore, memory_id))
 
 

@@ -1,7 +1,9 @@
 """The review queue (what the guard held, and decisions on it) and the audit log.
 
 As every route, each handler calls one library method as the caller: the library
-checks the key (write on the owner to decide; ``"audit": true`` to read the log).
+checks the key (to decide: ``"review": true`` and write on the owner, and not the key
+that wrote the memory; ``"audit": true`` to read the log). A refusal to a caller that
+may read the memory is a 403; an id it may not read is a 404, as an unknown one.
 """
 
 from __future__ import annotations
@@ -62,7 +64,11 @@ async def review_queue(
 @routes("POST", "/review/{memory_id}/approve")
 async def approve(ctx: Context, memory_id: str) -> MemoryList:
     """Make a held memory active as if it had passed the guard, with what was held with it;
-    returns them, the memory first. Needs write access to its owner."""
+    returns them, the memory first. A rejected memory too, for an ``"admin": true`` key
+    (undoing the rejection).
+
+    Needs a key with ``"review": true`` and write access to its owner, other than the key
+    that wrote it: the writer is not the reviewer (403 otherwise)."""
     decided = await ctx.call(ctx.hs.approve, memory_id)
     return MemoryList(memories=[MemoryOut.of(m) for m in decided])
 
@@ -72,8 +78,8 @@ async def reject(
     ctx: Context, memory_id: str, body: Annotated[RejectIn | None, Body()] = None
 ) -> MemoryList | ReceiptOut:
     """Turn down a held memory, with what was held with it: kept as ``rejected`` history
-    (the answer lists them), or forgotten (the answer is the receipt). Needs write access
-    to its owner."""
+    (the answer lists them), or forgotten (the answer is the receipt). Needs a key with
+    ``"review": true`` and write access to its owner."""
     result = await ctx.call(ctx.hs.reject, memory_id, forget=None if body is None else body.forget)
     if isinstance(result, ForgetReceipt):
         return ReceiptOut.of(result)

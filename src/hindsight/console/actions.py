@@ -12,7 +12,7 @@ from hindsight import views
 from hindsight.console.call import Call, safe_next, sign_in_cookie
 from hindsight.console.markup import Html, definitions, join, link, tag, url
 from hindsight.console.pages import FORGET_FILTERS, forget_args, forgetting, problem
-from hindsight.errors import AuthenticationError, ValidationError
+from hindsight.errors import AuthenticationError, PermissionDeniedError, ValidationError
 from hindsight.models import ForgetReceipt, RetainResult
 
 
@@ -129,9 +129,15 @@ async def decide(call: Call) -> Response:
     decision = (data.get("decision") or [""])[0]
     if decision not in ("approve", "reject") or not ids:
         raise ValidationError("choose memories, then approve or reject")
-    for memory_id in ids:
-        fn = call.hs.approve if decision == "approve" else call.hs.reject
-        await call.run(fn, memory_id)
+    fn = call.hs.approve if decision == "approve" else call.hs.reject
+    for n, memory_id in enumerate(ids):
+        try:
+            await call.run(fn, memory_id)
+        except PermissionDeniedError as exc:
+            # the caller reads it (an id it may not read is unknown: a 404 as ever) but may
+            # not decide on it: no reviewer, its writer, or a rejection without admin
+            body = join([problem(exc), tag("p", f"Decided before it: {n}.")])
+            return call.html("Not allowed", body, active="Review", status=403)
     done = f"{'Approved' if decision == 'approve' else 'Rejected'} {len(ids)}."
     return RedirectResponse(url("/ui/review", done=done), status_code=303)
 

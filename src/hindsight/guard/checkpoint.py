@@ -114,6 +114,7 @@ class Guard(Checkpoint):
                     self._conflicts(memory, vector, batch, known)
             _hold_what_would_retire_more_trusted(plan, new)
             _one_turn_one_decision(plan)
+        self._rewritten(plan, context, known)
         for memory, is_new in plan.memories():
             if not is_new and context.operation is Operation.UPDATE:  # the caller's words
                 memory.trust = min(memory.trust, context.principal.trust)
@@ -121,6 +122,29 @@ class Guard(Checkpoint):
                     self._secrets(memory)
             memory.confidence = min(memory.confidence, memory.trust)
         _keep_superseded(plan, {mid for mid, (m, _) in new.items() if m.status in HELD})
+
+    def _rewritten(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
+        """Judge each stored memory whose words changed (an edit, an LLM job's rewrite:
+        ``plan.needs_vector``, embedded by the door) as a new write of them, at the trust
+        of whoever changed them, and one back from the archive afresh (its words and
+        trust stand; the world may have changed): scanned, and checked for conflicts
+        while active. An edit is also checked against its own old words, still stored."""
+        rewritten = [plan.updates[mid] for mid in sorted(plan.needs_vector & set(plan.updates))]
+        if not rewritten:
+            return
+        restore = context.operation is Operation.RESTORE
+        batch = _Batch(plan)
+        for memory, vector in rewritten:
+            if not restore:
+                memory.trust = min(memory.trust, context.principal.trust)
+                memory.flags, memory.review = [], None  # of the old words, approval too
+            memory.screened = self.enabled
+            if not self.enabled:
+                continue
+            self._secrets(memory)
+            self._scan(memory)
+            if memory.status is Status.ACTIVE and not self.policy.trusted(memory):
+                self._conflicts(memory, vector, batch, known)
 
     def _secrets(self, memory: Memory) -> None:
         """Redact secrets wherever the memory's words are kept: content, hints and the

@@ -4,7 +4,9 @@ For each owner, in one transaction that holds the owner (as a write does): memor
 their ``expires_at`` are forgotten, then those past the owner's retention, each batch
 with a receipt and an audit entry as an explicit forget makes (:func:`erase`); then
 active, unpinned, current memories whose decayed confidence is under ``archive_below``
-and that went unused for ``archive_after`` are archived (with an audit entry). A pass
+and that went unused for ``archive_after`` are archived, through the write door as
+every change to a memory is (:meth:`~hindsight.door.Door.commit_held`: its checkpoints
+see it, and it is audited). A pass
 that stops part way leaves each owner done or untouched, and running it again at the
 same time does nothing: what it forgot is gone and what it archived is no longer active.
 Two passes at once (two servers on one database) do each owner's work once, since the
@@ -17,12 +19,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
+from hindsight.access import Principal
 from hindsight.config import Settings
+from hindsight.door import Door, Operation, StoreKnown, WriteContext
 from hindsight.lifecycle.decay import Decay
 from hindsight.lifecycle.forgetting import erase
 from hindsight.lifecycle.retention import Retention, is_expired, is_retired
 from hindsight.models import HELD, ForgetReceipt, Kind, Memory, Status
-from hindsight.store import AuditEntry, Filter, Store
+from hindsight.store import Filter, Store
+from hindsight.write import Plan
 
 
 @dataclass(slots=True)
@@ -63,15 +68,26 @@ class Maintenance:
             audit=settings.audit,
         )
 
-    def run(self, owners: Iterable[str], *, now: datetime, principal: str) -> MaintainReport:
-        """The pass at ``now`` over ``owners``, each in its own transaction."""
+    def run(
+        self, owners: Iterable[str], *, now: datetime, principal: Principal, door: Door
+    ) -> MaintainReport:
+        """The pass at ``now`` over ``owners``, each in its own transaction, as
+        ``principal``; archives go through ``door`` (of the same store)."""
         report = MaintainReport()
         for owner in owners:
-            self.owner(owner, now=now, principal=principal, report=report)
+            self.owner(owner, now=now, principal=principal, door=door, report=report)
             report.owners += 1
         return report
 
-    def owner(self, owner: str, *, now: datetime, principal: str, report: MaintainReport) -> None:
+    def owner(
+        self,
+        owner: str,
+        *,
+        now: datetime,
+        principal: Principal,
+        door: Door,
+        report: MaintainReport,
+    ) -> None:
         """Expire, retire and archive one owner's memories, in one transaction."""
         with self.store.exclusive([owner]):
             rows = list(
@@ -85,7 +101,7 @@ class Maintenance:
             gone: set[str] = set()
             if expired:
                 criteria = {"expired": True, "as_of": now.isoformat()}
-                receipt = self._erase(owner, expired, criteria, now, principal)
+                receipt = self._erase(owner, expired, criteria, now, principal.name)
                 gone |= {*receipt.deleted_ids, *receipt.derived_ids, *receipt.restored_ids}
             if retired:
                 assert cutoff is not None
@@ -93,11 +109,12 @@ class Maintenance:
                     "retention_days": self.retention.days(owner),
                     "learnt_before": cutoff.isoformat(),
                 }
-                receipt = self._erase(owner, retired, criteria, now, principal)
+                receipt = self._erase(owner, retired, criteria, now, principal.name)
                 gone |= {*receipt.deleted_ids, *receipt.derived_ids, *receipt.restored_ids}
             stale = self.stale([m for m in rows if m.id not in gone], now)
             if stale:
-                self._archive(owner, stale, now, principal)
+                context = WriteContext(principal, Operation.ARCHIVE, (owner,), now)
+                self._archive(door, context, stale)
             report.expired += len(expired)
             report.forgotten += len(retired)
             report.archived += len(stale)
@@ -144,19 +161,22 @@ class Maintenance:
                 blocked.update(p for p in child.provenance.derived_from if p in turns)
         return out + [m for mid, m in turns.items() if mid not in blocked]
 
-    def _archive(self, owner: str, stale: Sequence[Memory], now: datetime, who: str) -> None:
-        for memory in stale:
-            memory.status = Status.ARCHIVED
-            memory.updated_at = now
-        entry = AuditEntry(
-            at=now,
-            principal=who,
-            owner=owner,
-            action="archive",
-            memory_ids=tuple(m.id for m in stale),
-            detail={
+    def _archive(self, door: Door, context: WriteContext, stale: Sequence[Memory]) -> None:
+        """Archive ``stale`` (read in this transaction) through the door."""
+
+        def planner(known: StoreKnown) -> Plan:
+            out = Plan()
+            for memory in stale:
+                memory.status = Status.ARCHIVED
+                memory.updated_at = context.at
+                out.updates[memory.id] = (memory, None)
+            return out
+
+        door.commit_held(
+            context,
+            planner,
+            detail=lambda: {
                 "below": self.archive_below,
                 "unused_days": self.archive_after.total_seconds() / 86_400,
             },
         )
-        self.store.write(update=[(m, None) for m in stale], audit=[entry] if self.audit else ())
