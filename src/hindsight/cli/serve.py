@@ -62,8 +62,10 @@ def serve(app: App, host: str, port: int) -> None:
 @cli.command()
 @click.pass_obj
 def mcp(app: App) -> None:
-    """Serve MCP over stdin and stdout, for a local MCP client (trusted local use).
+    """Serve MCP over stdin and stdout, for a local MCP client.
 
+    The client runs as the principal 'mcp' (the local user's scopes and trust), so
+    what its agent writes is reviewed at the CLI ('hindsight review'), not by it.
     Configure your client to run 'hindsight mcp'; see the README for snippets.
     """
     _require_server_extra()
