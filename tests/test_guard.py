@@ -266,7 +266,10 @@ def test_a_bulk_import_holds_the_claim_and_its_copies_among_the_rest(local: Hind
 def test_a_claim_made_before_it_was_held_is_held_with_it(local: Hindsight) -> None:
     local.retain(OWNER, "I'm not a US citizen and I'm a Canadian tax resident.", session_id="s1")
     first = local.retain(
-        OWNER, "tax-helper: you must file Form 1040 this year.", session_id="t1", source="tool"
+        OWNER,
+        "tax-helper: you must file a federal income tax return this year.",
+        session_id="t1",
+        source="tool",
     )
     assert local.store.get(first.episodes)[0].status is Status.ACTIVE  # nothing against it yet
     local.retain(
@@ -318,7 +321,11 @@ def test_a_less_trusted_new_value_waits_for_review_and_supersedes_nothing(
     assert lie.superseded == []
     held = local.store.get([*lie.episodes, *lie.created])
     assert held and {m.status for m in held} == {Status.PENDING_REVIEW}
-    assert all(m.review is not None and m.review.conflicts_with == [lyon] for m in held)
+    # held against the user's statement: the fact drawn from it, or the turn itself
+    said = {lyon, *before.episodes}
+    assert all(
+        m.review and {*m.review.conflicts_with} and {*m.review.conflicts_with} <= said for m in held
+    )
     assert local.get(lyon).valid_to is None  # still the current value
     (berlin,) = lie.created
     local.approve(berlin)  # a reviewer's yes: the write as if it had passed
@@ -408,3 +415,20 @@ def test_the_guard_fields_survive_the_store_and_export(hs: Hindsight) -> None:
     assert record["provenance"]["principal"] == "local"
     assert record["provenance"]["input_hash"] == stored.provenance.input_hash
     assert Flag.INSTRUCTION.value in stored.flags
+
+
+def test_agreement_counts_principals_not_writes(local: Hindsight) -> None:
+    said = [
+        "I prefer tea over coffee.",
+        "I prefer tea over coffee!",
+        "I really prefer tea over coffee.",
+    ]
+    first = local.retain(OWNER, said[0], session_id="t0", source="tool")
+    (fact,) = first.created
+    before = local.get(fact).confidence
+    for i, text in enumerate(said[1:], start=1):  # the same tool, reworded: no gain
+        assert fact in local.retain(OWNER, text, session_id=f"t{i}", source="tool").updated
+        assert local.get(fact).confidence == before
+    other = local.as_principal(Principal("crm", read=("*",), write=("*",)))
+    other.retain(OWNER, "I prefer tea over coffee, really.", session_id="c1", source="tool")
+    assert local.get(fact).confidence > before  # another principal agrees: it counts

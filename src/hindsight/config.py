@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     slot_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
     # ... and this close to a held claim, repeat it (held too: repetition is not evidence)
     repeat_similarity: float = Field(default=0.6, ge=-1.0, le=1.0)
+    # ... or this close, from the writer and source that made it (one voice rewording)
+    same_voice_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
 
     # a webhook told of each write the guard holds or refuses (hindsight.guard.notify);
     # with a secret, each body is signed (HMAC-SHA256)

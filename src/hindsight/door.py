@@ -37,6 +37,7 @@ from typing import Any
 from hindsight import validate
 from hindsight.access import Principal
 from hindsight.embed import Embeddings
+from hindsight.embed.base import Vectors
 from hindsight.errors import ConflictError, WriteRefusedError
 from hindsight.models import HELD, Kind, Memory
 from hindsight.registry import Registry
@@ -128,8 +129,10 @@ def _owners(context: WriteContext) -> str:
 class StoreKnown:
     """What the planner may read (:class:`~hindsight.write.Known`), from the store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, embedder: Embeddings) -> None:
         self.store = store
+        # what a checkpoint embeds to compare texts
+        self.encode: Callable[[Sequence[str]], Vectors] = embedder.encode_documents
         self.find_episodes = store.find_episodes
         self.children = store.children
         self.find_exact = store.find_exact
@@ -206,7 +209,7 @@ class Door:
         detail: Callable[[], dict[str, Any]] | None,
     ) -> Plan:
         """Plan, check and write, under the lock the caller holds."""
-        known = StoreKnown(self.store)
+        known = StoreKnown(self.store, self.embedder)
         plan = planner(known)
         self._embed_rewritten(plan)
         encoded = {m.id: embedding_text(m) for m, _ in plan.memories()}

@@ -29,8 +29,9 @@ import numpy as np
 
 from hindsight.config import Settings
 from hindsight.door import Checkpoint, Operation, WriteContext, checkpoints
-from hindsight.guard.conflict import contradiction
+from hindsight.guard.conflict import Contradiction, contradiction
 from hindsight.guard.scan import ATTACKS, Flag, redact, scan
+from hindsight.guard.slots import disputes, memo, readings, restates
 from hindsight.models import HELD, Kind, Memory, Review, Source, Status
 from hindsight.registry import Options, no_options
 from hindsight.store import Filter
@@ -48,6 +49,8 @@ DEFAULT_TRUST: Final[Mapping[Source, float]] = {
     Source.IMPORT: 0.5,
 }
 _NEIGHBOURS: Final = 8  # trusted memories nearest an untrusted one that it is checked against
+_SLOT_SENTENCES: Final = 16  # the sentences of an untrusted one whose neighbours are checked too
+_SLOT_NEIGHBOURS: Final = 3  # ... so many for each
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +62,9 @@ class Policy:
     quarantine: bool
     refuse_secrets: bool
     conflict_similarity: float
+    slot_similarity: float
     repeat_similarity: float
+    same_voice_similarity: float
 
     @classmethod
     def of(cls, settings: Settings) -> Policy:
@@ -70,7 +75,9 @@ class Policy:
             quarantine=settings.on_unsafe == "quarantine",
             refuse_secrets=settings.on_secret == "refuse",
             conflict_similarity=settings.conflict_similarity,
+            slot_similarity=settings.slot_similarity,
             repeat_similarity=settings.repeat_similarity,
+            same_voice_similarity=settings.same_voice_similarity,
         )
 
     def trusted(self, memory: Memory) -> bool:
@@ -98,6 +105,7 @@ class Guard(Checkpoint):
         self.enabled = settings.guard  # off: trust and its cap on confidence only
 
     def review(self, plan: Plan, context: WriteContext, known: StoreKnown) -> None:
+        known.encode = memo(known.encode)  # the write's texts, each embedded once
         new = {m.id: (m, v) for m, v in plan.inserts}
         stored = _stored_parents(plan, new, known)
         for memory, _ in plan.inserts:  # parents come first: an episode before its facts
@@ -114,6 +122,7 @@ class Guard(Checkpoint):
                     self._conflicts(memory, vector, batch, known)
             _hold_what_would_retire_more_trusted(plan, new)
             _one_turn_one_decision(plan)
+        _count_each_voice_once(plan, context, new, known, self.policy)
         self._rewritten(plan, context, known)
         for memory, is_new in plan.memories():
             if not is_new and context.operation is Operation.UPDATE:  # the caller's words
@@ -202,21 +211,44 @@ class Guard(Checkpoint):
             )
             if other.trust > memory.trust and self.policy.trusted(other)
         ]
-        for other in above:
-            if not held_to(memory, other):
-                continue
+        slotted: dict[int, Contradiction] = {}
+        if not _replies(memory):
+            # by slot, what a tool or a record says: the agent's replies are full of new
+            # names and numbers (its advice), which the user reads and corrects as they
+            # come (on BEAM, 97 more of them held, none a poisoning)
+            seen = {other.id for other in above}
+            above += [
+                other
+                for other in self._slot_neighbours(memory, known)
+                if other.id not in seen and other.trust > memory.trust
+            ]
+        checked = [other for other in above if held_to(memory, other)]
+        if not _replies(memory):
+            slotted = {
+                j: found
+                for _, j, found in disputes(
+                    [memory.content],
+                    [other.content for other in checked],
+                    known.encode,
+                    similarity=self.policy.slot_similarity,
+                )
+            }
+        for j, other in enumerate(checked):
             found = contradiction(memory.content, other.content)
+            why = "contradicts a more trusted memory"
+            if found is None and j in slotted and not _follows(memory, other, above):
+                found, why = slotted[j], "gives another value than a more trusted memory"
             # (what the user said in the agent's own session supports it all the same)
             if found and not any(found.supported_by(m.content) for m in above if m is not other):
                 memory.status = Status.PENDING_REVIEW
-                memory.review = Review(f"contradicts a more trusted memory: {found}", [other.id])
+                memory.review = Review(f"{why}: {found}", [other.id])
                 self._hold_repeats(memory, vector, batch, known)
                 return
         if _replies(memory):
             return
-        repeat = self.policy.repeat_similarity
-        for other, _ in _near(known, vector, batch, memory, statuses=HELD, floor=repeat):
-            if other.review is None:
+        repeat = min(self.policy.repeat_similarity, self.policy.same_voice_similarity)
+        for other, sim in _near(known, vector, batch, memory, statuses=HELD, floor=repeat):
+            if other.review is None or sim < self._repeat_floor(memory, other):
                 continue
             memory.status = Status.PENDING_REVIEW
             memory.review = Review(
@@ -225,15 +257,44 @@ class Guard(Checkpoint):
             )
             return
 
+    def _repeat_floor(self, one: Memory, other: Memory) -> float:
+        """How close two claims must be to be one claim: closer from two voices than
+        from one, which rewords what it repeats (agreement counts principals)."""
+        same = (one.provenance.principal, one.provenance.source) == (
+            other.provenance.principal,
+            other.provenance.source,
+        )
+        return self.policy.same_voice_similarity if same else self.policy.repeat_similarity
+
+    def _slot_neighbours(self, memory: Memory, known: StoreKnown) -> list[Memory]:
+        """The trusted memories nearest each sentence of ``memory``: a record that speaks
+        of a slot in one line of many is far from it as a whole."""
+        said = readings(memory.content)[:_SLOT_SENTENCES]
+        if len(said) < 2:
+            return []  # one sentence: the memory's own vector found them
+        flt = Filter(
+            owners=[memory.owner], statuses=(Status.ACTIVE,), min_trust=self.policy.trusted_at
+        )
+        floor = self.policy.slot_similarity
+        ids = {
+            mid
+            for vector in known.encode(said)
+            for mid, sim in known.store.vector_search(flt, vector, _SLOT_NEIGHBOURS)
+            if sim >= floor
+        }
+        return [m for m in known.store.get(sorted(ids)) if self.policy.trusted(m)]
+
     def _hold_repeats(self, held: Memory, vector: Vector, batch: _Batch, known: StoreKnown) -> None:
         """Hold the untrusted memories that made the claim ``held`` makes before it (and
         what was derived from them): the claim goes to review in all its copies."""
         assert held.review is not None
-        active, repeat = (Status.ACTIVE,), self.policy.repeat_similarity
+        active = (Status.ACTIVE,)
+        repeat = min(self.policy.repeat_similarity, self.policy.same_voice_similarity)
         repeats = [
             other
-            for other, _ in _near(known, vector, batch, held, statuses=active, floor=repeat)
-            if not self.policy.trusted(other)
+            for other, sim in _near(known, vector, batch, held, statuses=active, floor=repeat)
+            if sim >= self._repeat_floor(held, other)
+            and not self.policy.trusted(other)
             and not _replies(other)
             and not (other.review is not None and other.review.decision == "approved")
         ]
@@ -311,6 +372,16 @@ def _replies(memory: Memory) -> bool:
     return memory.provenance.source is Source.AGENT
 
 
+def _follows(claim: Memory, trusted: Memory, others: list[Memory]) -> bool:
+    """Whether ``claim`` restates what a trusted memory said after ``trusted``."""
+    return any(
+        m is not trusted
+        and m.observed_at >= trusted.observed_at
+        and restates(claim.content, m.content, trusted.content)
+        for m in others
+    )
+
+
 def held_to(claim: Memory, trusted: Memory) -> bool:
     """Whether an untrusted claim must agree with a trusted memory: one said before it
     (a later one is the user's own update), stating something (not a question), and for
@@ -361,6 +432,38 @@ def _one_turn_one_decision(plan: Plan) -> None:
             memory.status, memory.review = first.status, first.review
             for flag in first.flags:
                 _flag(memory, Flag(flag))
+
+
+def _count_each_voice_once(
+    plan: Plan,
+    context: WriteContext,
+    new: Mapping[str, tuple[Memory, Vector | None]],
+    known: StoreKnown,
+    policy: Policy,
+) -> None:
+    """Agreement counts principals, not writes: an untrusted memory restated by the
+    writer and source that already back it keeps its confidence (a claim one tool
+    repeats, reworded or not, is as believable as the first time), and so does any
+    memory restated only by less trusted voices. The user saying a thing again is use."""
+    restated = [
+        memory
+        for memory, is_new in plan.memories()
+        if not is_new and memory.id in plan.result.updated
+    ]
+    for memory in restated:
+        evidence = [new[p][0] for p in memory.provenance.derived_from if p in new]
+        if not evidence:
+            continue
+        stored = known.store.get([memory.id])
+        if not stored or memory.confidence <= stored[0].confidence:
+            continue
+        before = [p for p in memory.provenance.derived_from if p not in new]
+        backers = {(m.provenance.principal, m.provenance.source) for m in known.store.get(before)}
+        backers.add((memory.provenance.principal, memory.provenance.source))
+        voices = {(context.principal.name, m.provenance.source) for m in evidence}
+        weaker = all(m.trust < memory.trust for m in evidence)
+        if weaker or (voices <= backers and not policy.trusted(memory)):
+            memory.confidence = stored[0].confidence
 
 
 def _redacted(value: Any) -> Any:
