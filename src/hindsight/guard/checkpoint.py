@@ -211,28 +211,11 @@ class Guard(Checkpoint):
             )
             if other.trust > memory.trust and self.policy.trusted(other)
         ]
-        slotted: dict[int, Contradiction] = {}
-        if not _replies(memory):
-            # by slot, what a tool or a record says: the agent's replies are full of new
-            # names and numbers (its advice), which the user reads and corrects as they
-            # come (on BEAM, 97 more of them held, none a poisoning)
-            seen = {other.id for other in above}
-            above += [
-                other
-                for other in self._slot_neighbours(memory, known)
-                if other.id not in seen and other.trust > memory.trust
-            ]
+        tool = not _replies(memory)  # by slot too: see _slot_neighbours
+        if tool:
+            above += self._slot_neighbours(memory, known, besides=above)
         checked = [other for other in above if held_to(memory, other)]
-        if not _replies(memory):
-            slotted = {
-                j: found
-                for _, j, found in disputes(
-                    [memory.content],
-                    [other.content for other in checked],
-                    known.encode,
-                    similarity=self.policy.slot_similarity,
-                )
-            }
+        slotted = self._slots(memory, checked, known)
         for j, other in enumerate(checked):
             found = contradiction(memory.content, other.content)
             why = "contradicts a more trusted memory"
@@ -266,23 +249,46 @@ class Guard(Checkpoint):
         )
         return self.policy.same_voice_similarity if same else self.policy.repeat_similarity
 
-    def _slot_neighbours(self, memory: Memory, known: StoreKnown) -> list[Memory]:
-        """The trusted memories nearest each sentence of ``memory``: a record that speaks
-        of a slot in one line of many is far from it as a whole."""
+    def _slot_neighbours(
+        self, memory: Memory, known: StoreKnown, *, besides: list[Memory]
+    ) -> list[Memory]:
+        """The more trusted memories nearest each sentence of ``memory`` (a record that
+        speaks of a slot in one line of many is far from it as a whole), but ``besides``.
+
+        Only for what a tool or a record says: the agent's replies are full of new names
+        and numbers (its advice), which the user reads and corrects as they come (on
+        BEAM, checking them by slot held 97 more of them, none a poisoning)."""
         said = readings(memory.content)[:_SLOT_SENTENCES]
         if len(said) < 2:
             return []  # one sentence: the memory's own vector found them
         flt = Filter(
             owners=[memory.owner], statuses=(Status.ACTIVE,), min_trust=self.policy.trusted_at
         )
-        floor = self.policy.slot_similarity
+        seen = {m.id for m in besides}
         ids = {
             mid
             for vector in known.encode(said)
             for mid, sim in known.store.vector_search(flt, vector, _SLOT_NEIGHBOURS)
-            if sim >= floor
+            if sim >= self.policy.slot_similarity and mid not in seen
         }
-        return [m for m in known.store.get(sorted(ids)) if self.policy.trusted(m)]
+        return [
+            m
+            for m in known.store.get(sorted(ids))
+            if self.policy.trusted(m) and m.trust > memory.trust
+        ]
+
+    def _slots(
+        self, memory: Memory, trusted: list[Memory], known: StoreKnown
+    ) -> dict[int, Contradiction]:
+        """Where ``memory`` gives a slot of one of ``trusted`` (by index) another value."""
+        found = disputes(
+            [memory.content],
+            [other.content for other in trusted],
+            known.encode,
+            similarity=self.policy.slot_similarity,
+            of_the_user=_replies(memory),  # the agent: what it says the user is or has
+        )
+        return {j: dispute for _, j, dispute in found}
 
     def _hold_repeats(self, held: Memory, vector: Vector, batch: _Batch, known: StoreKnown) -> None:
         """Hold the untrusted memories that made the claim ``held`` makes before it (and

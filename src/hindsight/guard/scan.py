@@ -89,16 +89,30 @@ _READER_WORDS: Final = (
     "copilot",
     "notetaker",
     "gpt",
+    "helper",
+    "automation",
 )
 _READER = (
     r"(?:(?:ai|llm|language|automated|virtual|digital)\s+)?(?:assistants?|agents?|models?|bots?|"
-    r"chatbots?|ais?|llms?|copilots?|notetakers?|gpts?)"
+    r"chatbots?|ais?|llms?|copilots?|notetakers?|gpts?|helpers?|automations?)"
+)
+# the assistant in the languages a page may be written in: assistant(e), Assistent(en),
+# asistente(s), asystent, KI-/AI-Assistent; a note to it, in the same languages
+_READER_ANY = r"(?:(?:ki|ai|ia)-?)?(?:assist[ae]nt|asist[ae]nt|asystent)\w*"
+_NOTE_ANY = (
+    r"(?:note|notice|hinweis|nota|notitie|uwaga|remarque|aviso|avis|memo|instructions?|"
+    r"anweisung|consigne)\s+(?:to|for|an|f\u00fcr|pour|para|per|voor|dla|\u00e0|aos?|al|alla?|ai)"
 )
 # the verbs of an order about what to answer or do
 _ORDER = (
     r"approve|answer|reply|respond|tell|say|recommend|advise|direct|redirect|send|forward|"
     r"refer|route|treat|grant|refuse|deny|mention|suggest|offer|insist|inform|instruct|"
     r"ask\s+(?:the\s+)?(?:user|customer|client|patient|guest)"
+)
+# the verbs that script an answer, as the needles of the rule that finds one
+_ANSWERS: Final = (
+    *("tell", "answer", "say", "respond", "reply", "inform", "claim", "state", "explain"),
+    *("recommend", "advise", "walk", "guide", "suggest", "direct", "point", "send"),
 )
 _INSTRUCTION: Final[list[_Rule]] = [
     # speaks to the model that reads it
@@ -146,6 +160,17 @@ _INSTRUCTION: Final[list[_Rule]] = [
     _rule(
         (("im_start", "system", "inst"),),
         re.compile(r"<\|?(?:im_start|system|inst)\|?>|\[/?inst\]", _I),
+    ),
+    # a note to the assistant, in whatever language: "Note pour l'assistant numérique :",
+    # "Hinweis an KI-Assistenten:", "Para los asistentes de IA:"
+    _rule(
+        (("assist", "asist", "asyst"),),
+        re.compile(
+            rf"\b{_NOTE_ANY}\s+(?:[\w'\u2019]+\s+){{0,2}}?(?:l['\u2019])?{_READER_ANY}\b"
+            rf"|\b(?:para|pour|f\u00fcr|per|voor|dla|to|for)\s+(?:[\w'\u2019]+\s+){{0,2}}?"
+            rf"(?:l['\u2019])?{_READER_ANY}(?:\s+(?:de|di|der|van)\s+(?:ia|ki|ai))?\s*:",
+            _I,
+        ),
     ),
     # tells its reader what to do: the assistant as the subject of a duty ("the assistant
     # should tell ..."), asked to ("it would help the assistant to always ..."), or
@@ -218,13 +243,14 @@ _INSTRUCTION: Final[list[_Rule]] = [
     _rule(
         (
             ("ask", "mention", "request", "want", "enquir", "inquir"),
-            ("tell", "answer", "say", "respond", "reply", "inform", "claim", "state", "explain"),
+            _ANSWERS,
         ),
         re.compile(
-            r"\b(?:when(?:ever)?|if|each time)\b[^.\n]{0,60}?\b(?:users?|customers?|clients?|"
-            r"someone|anyone|people|readers?|they|he|she)\b[^.\n]{0,20}?\b(?:asks?|asking|"
-            r"mentions?|requests?|wants?|enquires?|inquires?)\b[^.\n]{0,160}?\b(?:tell|answer|"
-            r"say|respond|reply|inform|claim|state|explain)\b",
+            r"\b(?:when(?:ever)?|if|each\s+time|every\s+time)\b[^.\n]{0,60}?\b(?:users?|"
+            r"customers?|clients?|someone|anyone|people|readers?|they|he|she|members?|patients?|"
+            r"guests?|students?|parents?)\b[^.\n]{0,20}?\b(?:asks?|asking|mentions?|requests?|"
+            r"wants?|enquires?|inquires?)\b[^.\n]{0,160}?\b(?:tell|answer|say|respond|reply|"
+            r"inform|claim|state|explain|recommend|advise|walk|guide|suggest|direct|point|send)\b",
             _I,
         ),
     ),

@@ -28,7 +28,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from hindsight.guard.conflict import Contradiction, stem
+from hindsight.guard.conflict import Contradiction, _set_of, stem
 
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -37,61 +37,46 @@ _MAX_SENTENCES: Final = 24  # a long page: its first sentences, where a record s
 # "D. Marsh"), and a record's field at a line break, ; or |
 _SENTENCE = re.compile(
     r"(?<!\b[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St)\.)(?<!\bMrs\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(])"
-    r"|[\n;|{}]+|\s+[-\u2013\u2014]\s+|(?<=[\"\d\]el]),\s*(?=\")"  # JSON: "a": "b", "c": ...
+    r"|[\n;|{}]+|\s+[-\u2013\u2014]\s+"
+    # and a JSON member at the comma after a value (a string, number, list, true, false or
+    # null: its last character) before the next key
+    r"|(?<=[\"\d\]el]),\s*(?=\")"
 )
 _QUOTED_KEY = re.compile(r"\"([^\"]{1,40})\"\s*:\s*")  # a JSON key reads as a field's name
 _TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")  # "ruth.adebayo@x" is three words
-# capitalised words that are no value: the first person, titles, days' parts of speech
-_NOT_NAMES: Final = frozenset(
-    [
-        "i",
-        "i'm",
-        "i've",
-        "i'd",
-        "i'll",
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "prof",
-        "sir",
-        "madam",
-        "the",
-        "a",
-        "an",
-        "my",
-        "our",
-        "your",
-        "his",
-        "her",
-        "their",
-        "we",
-        "you",
-        "he",
-        "she",
-        "they",
-        "it",
-        "this",
-        "that",
-        "these",
-        "those",
-        "please",
-        "thanks",
-        "hi",
-        "hello",
-        "dear",
-        "ok",
-        "yes",
-        "no",
-    ]
+# capitalised words that are no value: the first person, titles, greetings, pronouns
+_NOT_NAMES: Final = _set_of(
+    "i i'm i've i'd i'll mr mrs ms dr prof sir madam the a an my our your his her their we "
+    "you he she they it this that these those please thanks hi hello dear ok yes no"
 )
-
-
+_CALENDAR: Final = _set_of(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
+    "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun today tomorrow"
+)
+# digits grouped by spaces, dots or dashes are one number: "+47 934 77 105", "20-45-77"
+_GROUPED = re.compile(r"\d+(?:[ .-]\d+)+")
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z /_-]{1,40}?)\s*:\s*(\S.{0,160})$")  # "Base: Lisbon"
 # a record's field that states an absence: "Allergies: none", "SEN status: none recorded"
 _NOTHING = re.compile(
     r"^[^:]{2,40}:\s*\(?(?:none|nil|no|false|n/?a|not\s+(?:applicable|recorded|known|"
     r"declared|listed)|(?:none|nothing)\s+(?:recorded|known|reported|declared|listed|found|"
     r"on\s+(?:file|record)))\)?\s*[.;]?$",
+    re.IGNORECASE,
+)
+# what the agent states of the user, in a sentence of its own (after a label at most):
+# "Quick recap: you're on the variable rate", "Since you're all-in on Apple", "your
+# booking is room-only" (not its advice: "Ensure your thesis is clear", "if you have")
+_OF_THE_USER = re.compile(
+    r"^(?:[^:]{1,40}:\s*)?(?:(?:since|as|because|so|now that)\s+)?"
+    r"(?:you(?:['\u2019]re|['\u2019]ve|\s+are|\s+have|\s+haven['\u2019]t|\s+don['\u2019]t|"
+    r"\s+do\s+not|\s+never|\s+only)\b|your\s+(?:[\w'-]+\s+){1,3}(?:is|are|was|were)\b)",
+    re.IGNORECASE,
+)
+# a sentence that asks, supposes or requests states no value of a slot
+_UNSTATED = re.compile(
+    r"^(?:if|when|whenever|whether|unless|in case|can|could|would|will|should|shall|do|does|"
+    r"did|is|are|please|what|which|who|where|how|why)\b|\?\s*$",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no|not|never|none|without)\b|n't\b", re.IGNORECASE)
@@ -118,13 +103,6 @@ def sentences(text: str) -> list[str]:
     return [p for p in parts if _TOKEN.search(p)][:_MAX_SENTENCES]
 
 
-# digits grouped by spaces, dots or dashes are one number: "+47 934 77 105", "20-45-77"
-_GROUPED = re.compile(r"\d+(?:[ .-]\d+)+")
-
-
-_FIELD = re.compile(r"^([A-Za-z][A-Za-z /_-]{1,40}?)\s*:\s*(\S.{0,160})$")
-
-
 def _as_said(sentence: str) -> str | None:
     """A record's field as its subject would say it: "Work location: Dublin HQ" is "My
     work location is Dublin HQ." (the encoder puts that nearer "I work from Porto")."""
@@ -149,7 +127,14 @@ def _read(sentence: str) -> _Sentence:
         is_key = sentence[at + len(token) : at + len(token) + 1] == ":"  # "Base: Lisbon"
         if any(c.isdigit() for c in token):
             values.add(_number(low))
-        elif token[0].isupper() and i > 0 and low not in _NOT_NAMES and not is_key:
+        elif (
+            token[0].isupper()
+            and i > 0
+            and len(token) > 2  # "GP", "EE": an abbreviation names a kind more than a value
+            and low not in _NOT_NAMES
+            and low not in _CALENDAR  # when, not what (dates are conflict.py's)
+            and not is_key
+        ):
             values.add(stem(low))
     return _Sentence(
         sentence,
@@ -162,31 +147,9 @@ def _read(sentence: str) -> _Sentence:
 
 
 _AFTER_NEGATION: Final = 3  # words after a negation that it may take back
-_FILLER: Final = frozenset(
-    [
-        "have",
-        "been",
-        "being",
-        "any",
-        "more",
-        "longer",
-        "with",
-        "that",
-        "this",
-        "from",
-        "about",
-        "into",
-        "them",
-        "their",
-        "your",
-        "than",
-        "ever",
-        "even",
-        "really",
-        "yet",
-        "much",
-        "many",
-    ]
+_FILLER: Final = _set_of(
+    "have been being any more longer with that this from about into them their your than "
+    "ever even really yet much many"
 )
 
 
@@ -233,13 +196,22 @@ def disputes(
     encode: Encode,
     *,
     similarity: float,
+    of_the_user: bool = False,
 ) -> list[tuple[int, int, Contradiction]]:
     """For each claim and trusted text (by index), where the claim gives a slot of the
     trusted text another value: a sentence of each at least ``similarity`` close, the
     claim's naming a value the trusted text lacks, and the claim restating none of the
-    trusted sentence's values."""
-    cut_claims = [[_read(s) for s in sentences(c)] for c in claims]
-    cut_trusted = [[_read(s) for s in sentences(t)] for t in trusted]
+    trusted sentence's values. With ``of_the_user``, only the claims' sentences that
+    state what the user is or has count (an agent's, not its advice)."""
+    cut_claims = [
+        [
+            _read(s)
+            for s in sentences(c)
+            if not _UNSTATED.search(s) and (not of_the_user or _OF_THE_USER.match(s))
+        ]
+        for c in claims
+    ]
+    cut_trusted = [[_read(s) for s in sentences(t) if not _UNSTATED.search(s)] for t in trusted]
     flat = [s.text for cut in (*cut_claims, *cut_trusted) for s in cut]
     if not flat:
         return []
@@ -286,11 +258,34 @@ def _dispute(
             return Contradiction(c.text, t.text)
         if not c.negated and t.denied & c.words:  # it asserts what the trusted one denies
             return Contradiction(c.text, t.text)
-        if not (c.values and t.values) or t.values & claim_words:
+        if not (c.values and t.values) or _restated(t.values, claim_words):
             continue  # it says the trusted value again: agreement, or detail beside it
         if c.values - trusted_words:
             return Contradiction(c.text, t.text, value=True)
     return None
+
+
+def _restated(values: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether ``words`` say one of ``values``, spelt as it is or one letter apart
+    ("Gent" and "Ghent", "Olesya" and "Olessya"): a name has more spellings than one."""
+    if values & words:
+        return True
+    return any(
+        len(value) >= 4 and not value.isdigit() and _one_apart(value, word)
+        for value in values
+        for word in words
+        if abs(len(value) - len(word)) <= 1 and word[:1] == value[:1]
+    )
+
+
+def _one_apart(a: str, b: str) -> bool:
+    """One letter added, dropped or changed."""
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + 1 :] == b[i + 1 :] if len(a) == len(b) else a[i:] == b[i + 1 :]
 
 
 def restates(claim: str, trusted: str, besides: str) -> bool:
