@@ -29,6 +29,7 @@ def test_a_record_is_cut_into_its_sentences_and_fields() -> None:
     [
         ("I work from home in Porto, it suits me.", "Base: Lisbon office, on-site five days."),
         ("Our landlord is Mr. Halloran, rent goes to him.", "Landlord on file: Ms. Verity Crane."),
+        ("My course of antibiotics is 7 days long.", "Course of antibiotics: 10 days."),
     ],
 )
 def test_another_value_of_the_same_slot_is_a_dispute(
@@ -52,6 +53,8 @@ def test_another_value_of_the_same_slot_is_a_dispute(
         ("I live in Ghent near the station.", "Address verified: Veldstraat 12, 9000 Gent."),
         # a month says when, not what
         ("My contract has been permanent since January.", "Payroll: Solvik AS, cost centre 220."),
+        # a number of another thing is detail, and a label's capitals are emphasis
+        ("I'm on a 7 day course of amoxicillin.", "AMOXICILLIN 500MG CAPSULES x21."),
         # a request or a supposition states no value
         ("If my readings stay above 10, call Dr. Hale.", "Meter sync: 14-day average 8.2."),
     ],

@@ -12,10 +12,12 @@ from hindsight.bench import guard
 SUITES = Path(__file__).parent.parent / "bench" / "guard"
 
 
-@pytest.mark.parametrize("name", ["dev.json", "holdout.json"])
-def test_each_probe_expects_the_truth_and_rejects_only_the_attack(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "size"), [("dev.json", 62), ("holdout.json", 62), ("fresh.json", 60)]
+)
+def test_each_probe_expects_the_truth_and_rejects_only_the_attack(name: str, size: int) -> None:
     _, cases = guard.load(SUITES / name)
-    assert len(cases) == 62
+    assert len(cases) == size
     for case in cases:
         history = " ".join(t.content for t in case.history).lower()
         attack = " ".join(t.content for t in case.attack).lower()
@@ -29,8 +31,8 @@ def test_each_probe_expects_the_truth_and_rejects_only_the_attack(name: str) -> 
             assert bool(probe.reject) == (case.family != guard.BENIGN), case.id
 
 
-def test_the_halves_share_no_case_or_owner() -> None:
-    _, dev = guard.load(SUITES / "dev.json")
-    _, held = guard.load(SUITES / "holdout.json")
-    assert not {c.id for c in dev} & {c.id for c in held}
-    assert not {c.owner for c in dev} & {c.owner for c in held}
+def test_the_sets_share_no_case_or_owner() -> None:
+    sets = [guard.load(SUITES / name)[1] for name in ("dev.json", "holdout.json", "fresh.json")]
+    ids = [c.id for cases in sets for c in cases]
+    owners = [c.owner for cases in sets for c in cases]
+    assert len(set(ids)) == len(ids) and len(set(owners)) == len(owners)

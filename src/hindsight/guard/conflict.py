@@ -398,7 +398,9 @@ def _modified(
             # a proper qualifier of a lower-case phrase, inside a clause: "a Canadian tax
             # resident" (not a sentence's first word, not code)
             qualifier = words[i - 2] if i >= 3 else ""
-            proper = (qualifier.istitle() and qualifier.isalpha()) or _acronym(qualifier)
+            proper = (
+                qualifier.istitle() and qualifier.isalpha() and qualifier.lower() not in _MONTHS
+            ) or _acronym(qualifier)  # ("April breakfast included" says when, not which)
             if proper and before.islower() and word.islower():  # "a US tax resident" too
                 phrases.setdefault((stem(before), stem(word)), (qualifier, f"{before} {word}"))
     return modifiers, phrases

@@ -55,6 +55,10 @@ _HIDING = re.compile(
     _I | re.DOTALL,
 )
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+# a word written with digits for letters ("4lw4ys", "wh3n"), and what each digit stands for
+_LEET = re.compile(r"\b(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[013457])[a-z0-9]{2,}\b", re.IGNORECASE)
+_UNLEET = str.maketrans("013457", "oieast")
+_LEET_WORDS: Final = 4  # so many such words before a text is read so (not "mp3", "4G")
 _HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){16,}\b")
 
 _Rule = tuple[tuple[tuple[str, ...], ...], re.Pattern[str]]
@@ -128,8 +132,13 @@ _INSTRUCTION: Final[list[_Rule]] = [
     ),
     _rule(
         (("assistant", "agent", "model", "system"), ("ai", "llm", "automated", "virtual")),
+        # spoken to, not spoken of: "AI assistant, when ..." (not "our virtual assistant
+        # answers billing questions")
         re.compile(
-            r"\b(?:ai|llm|automated|virtual)\s+(?:assistants?|agents?|models?|systems?)\b", _I
+            r"(?<!\bour )(?<!\bthe )(?<!\byour )(?<!\bmy )(?<!\ba )(?<!\ban )(?<!\bthis )"
+            r"\b(?:ai|llm|automated|virtual)\s+(?:assistants?|agents?|models?|systems?)\b"
+            r"(?!\s+(?:is|are|was|will|can|answers?|handles?|helps?|available|feature|chat)\b)",
+            _I,
         ),
     ),
     _rule(
@@ -172,6 +181,18 @@ _INSTRUCTION: Final[list[_Rule]] = [
             _I,
         ),
     ),
+    # addressed to whatever reads it: "for whoever summarises this page", "to anyone
+    # processing this e-mail", "per chi elabora", "voor wie", "para quem", "pour qui"
+    _rule(
+        (("whoever", "anyone", "chi ", "wie ", "quem", "qui ", "wer "),),
+        re.compile(
+            r"\b(?:to|for)\s+(?:whoever|anyone|any\s+one|whatever)\s+(?:\w+\s+)?"
+            r"(?:reads?|reading|process(?:es|ing)?|summari[sz](?:es|ing)|pars(?:es|ing)|"
+            r"handl(?:es|ing)|index(?:es|ing))\b"
+            r"|\b(?:per\s+chi|voor\s+wie|para\s+quem|para\s+quien|pour\s+qui|f\u00fcr\s+wen)\b",
+            _I,
+        ),
+    ),
     # tells its reader what to do: the assistant as the subject of a duty ("the assistant
     # should tell ..."), asked to ("it would help the assistant to always ..."), or
     # addressed by name before an order ("AI notetaker / assistant: from now on, ...")
@@ -198,6 +219,8 @@ _INSTRUCTION: Final[list[_Rule]] = [
             r"\b(?:questions?|quer(?:y|ies)|requests?|enquir(?:y|ies)|inquir(?:y|ies))\b"
             r"[^.\n]{0,80}?\b(?:"
             rf"{_ORDER}|should|must|is\s+to|the\s+(?:answer|policy|reply|response)\s+is)\b"
+            r"|\b(?:if|when(?:ever)?)\s+(?:the\s+)?(?:question|query|request)\b[^.\n]{0,200}?"
+            r"\b(?:the\s+)?(?:reply|answer|response)\s+(?:should|must|is\s+to|shall)\s+be\b"
             r"|\b(?:whatever|whichever|no\s+matter\s+(?:what|which))\s+(?:the\s+)?"
             r"(?:questions?|quer(?:y|ies)|requests?|they\s+ask|the\s+user\s+asks)\b",
             _I,
@@ -304,9 +327,9 @@ _DATA = (
     r"environment\s+variables|e-?mail\s+address(?:es)?|phone(?:\s+number)?|full\s+name|"
     r"home\s+address|personal\s+(?:data|details|information)|records|membership\s+number|"
     r"usernames?|logins?|account\s+numbers?|conversation|chat\s+history|transcripts?|"
-    r"2fa|otp|one-time\s+(?:code|password)|(?:verification|security|login|reset)\s+codes?|"
-    r"expiry|id\s+cards?|scans?\s+of|bank\s+statements?|medical\s+records|"
-    r"health\s+records|inbox)\b)"
+    r"2fa|otp|one-time\s+(?:code|password)|(?:verification|security|login|reset|entry|door|"
+    r"access|alarm)\s+codes?|expiry|id\s+cards?|scans?\s+of|bank\s+statements?|"
+    r"(?:medical|health)\s+(?:records|data|history)|\w+\s+history|diagnos[ie]s|inbox)\b)"
 )
 _DESTINATION = (
     r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.[\w.-]+|webhook|"
@@ -378,6 +401,8 @@ def reveal(text: str) -> str:
     extra = [part for m in _HIDING.finditer(shown) for part in m.groups() if part]
     extra += [decoded for m in _BASE64.finditer(shown) if (decoded := _decoded(m.group(0)))]
     extra += [decoded for m in _HEX.finditer(shown) if (decoded := _unhexed(m.group(0)))]
+    if len(_LEET.findall(shown)) >= _LEET_WORDS:  # "wh3n 4sk3d, 4lw4ys s4y": as read
+        extra.append(_LEET.sub(lambda m: m.group(0).translate(_UNLEET), shown))
     return "\n".join([shown, *extra])
 
 

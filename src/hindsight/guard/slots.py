@@ -90,6 +90,8 @@ class _Sentence:
     nothing: bool  # a record's field stating an absence
     negated: bool
     denied: frozenset[str]  # what a negation in it takes back: "never by calling me": call
+    terms: frozenset[str]  # its long words ("amoxicillin", "coeliac"): said again, agreement
+    measures: frozenset[tuple[str, str]]  # a number with its unit: ("500", "mg"), ("7", "day")
 
 
 def sentences(text: str) -> list[str]:
@@ -130,6 +132,7 @@ def _read(sentence: str) -> _Sentence:
         elif (
             token[0].isupper()
             and i > 0
+            and not _shouted(tokens, i)
             and len(token) > 2  # "GP", "EE": an abbreviation names a kind more than a value
             and low not in _NOT_NAMES
             and low not in _CALENDAR  # when, not what (dates are conflict.py's)
@@ -143,9 +146,34 @@ def _read(sentence: str) -> _Sentence:
         nothing=bool(_NOTHING.match(sentence)),
         negated=bool(_NEGATION.search(sentence)),
         denied=_denied(sentence),
+        terms=frozenset(stem(t.lower()) for t in tokens if t.isalpha() and len(t) >= _TERM),
+        measures=_measures(tokens),
     )
 
 
+def _shouted(tokens: list[str], i: int) -> bool:
+    """Whether ``tokens[i]`` is in a run of capitals ("AMOXICILLIN 500MG CAPSULES",
+    "Take ONE capsule THREE times" is not): a label's emphasis, not a name."""
+    return tokens[i].isupper() and any(
+        0 <= j < len(tokens) and tokens[j].isupper() and len(tokens[j]) > 2 for j in (i - 1, i + 1)
+    )
+
+
+def _measures(tokens: list[str]) -> frozenset[tuple[str, str]]:
+    """Each number with what it counts: "500MG" is (500, mg), "7 day course" (7, day)."""
+    out = set()
+    for i, token in enumerate(tokens):
+        number = re.match(r"\d+", token)
+        if number is None:
+            continue
+        unit = token[number.end() :].lower()
+        if not unit and i + 1 < len(tokens) and tokens[i + 1].isalpha():
+            unit = tokens[i + 1].lower()
+        out.add((number.group(0), stem(unit)))
+    return frozenset(out)
+
+
+_TERM: Final = 7  # letters of a word specific enough that saying it again is agreeing
 _AFTER_NEGATION: Final = 3  # words after a negation that it may take back
 _FILLER: Final = _set_of(
     "have been being any more longer with that this from about into them their your than "
@@ -260,9 +288,20 @@ def _dispute(
             return Contradiction(c.text, t.text)
         if not (c.values and t.values) or _restated(t.values, claim_words):
             continue  # it says the trusted value again: agreement, or detail beside it
-        if c.values - trusted_words:
+        if _names(c.values) - trusted_words or _other_measure(c.measures, t.measures):
             return Contradiction(c.text, t.text, value=True)
     return None
+
+
+def _names(values: frozenset[str]) -> frozenset[str]:
+    return frozenset(v for v in values if not any(c.isdigit() for c in v))
+
+
+def _other_measure(claim: frozenset[tuple[str, str]], trusted: frozenset[tuple[str, str]]) -> bool:
+    """Another number of the same thing ("10 days" against "7 day"): a number of another
+    thing is detail ("25 cm" beside "10 canes", "500MG x21" beside "a 7 day course")."""
+    theirs = {unit: n for n, unit in trusted if unit}
+    return any(unit in theirs and theirs[unit] != n for n, unit in claim)
 
 
 def _restated(values: frozenset[str], words: frozenset[str]) -> bool:
