@@ -477,3 +477,46 @@ def bench_lifecycle(
             progress=getattr(bar, "update", None),
         )
     _report(report.as_dict(), out, as_json, lifecycle.table(report))
+
+
+@bench.command("compare")
+@click.option(
+    "--metric",
+    default="frac_recall@10",
+    show_default=True,
+    help="The figure to compare (a key of each group in the reports).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit with code 1 when a group lost more than 0.01.",
+)
+@json_option
+@click.argument("before", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("after", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def bench_compare(before: Path, after: Path, metric: str, strict: bool, as_json: bool) -> None:
+    """Compare two recall reports of one data set (`bench locomo|beam --json --out F`),
+    before and after a change: each category and each half, with losses beyond 0.01
+    marked. A recall change lands with this table for every set (BENCHMARKS.md)."""
+    import json
+
+    from hindsight.bench import quality
+    from hindsight.errors import ValidationError
+
+    def read(path: Path) -> dict[str, Any]:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValidationError(f"{path}: not a readable JSON report: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("hindsight"), dict):
+            raise ValidationError(f"{path}: not a recall report (`bench locomo|beam --json`)")
+        return data
+
+    rows = quality.compare(read(before), read(after), metric=metric)
+    if as_json:
+        emit_json({"metric": metric, "rows": rows})
+    else:
+        for line in quality.compare_table(rows, metric):
+            echo(line)
+    if strict and any(r["loss"] for r in rows):
+        raise SystemExit(1)
