@@ -17,7 +17,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hindsight import Settings
+    from datetime import datetime
+
+    from hindsight import Hindsight, Settings
+    from hindsight.embed import Embeddings
 
 
 @dataclass
@@ -199,3 +202,31 @@ def fake_llm() -> Iterator[FakeLLM]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@contextlib.contextmanager
+def engines(
+    settings: Settings,
+    server: FakeLLM,
+    embedder: Embeddings,
+    clock: Callable[[], datetime],
+    **defaults: Any,
+) -> Iterator[Callable[..., Hindsight]]:
+    """A maker of engines with ``server`` as their model (``configured``, ``defaults``
+    under what each call gives), all closed on exit."""
+    from hindsight import Hindsight
+
+    made: list[Hindsight] = []
+
+    def make(**more: Any) -> Hindsight:
+        engine = Hindsight(
+            configured(settings, server, **{**defaults, **more}), embedder=embedder, clock=clock
+        )
+        made.append(engine)
+        return engine
+
+    try:
+        yield make
+    finally:
+        for engine in made:
+            engine.close()

@@ -23,7 +23,7 @@ from llm_servers import (
     Reply,
     Seen,
     anthropic_answer,
-    configured,
+    engines,
     error,
     openai_answer,
 )
@@ -68,17 +68,9 @@ def clock() -> Clock:
 def make(
     settings: Settings, server: FakeLLM, embedder: Embeddings, clock: Clock
 ) -> Iterator[Callable[..., Hindsight]]:
-    engines: list[Hindsight] = []
-
-    def make(**more: Any) -> Hindsight:
-        more.setdefault("llm_assess", False)  # the LLM check asks too: test_llm_guard's
-        engine = Hindsight(configured(settings, server, **more), embedder=embedder, clock=clock)
-        engines.append(engine)
-        return engine
-
-    yield make
-    for engine in engines:
-        engine.close()
+    # the LLM check asks the model too: test_llm_guard's
+    with engines(settings, server, embedder, clock, llm_assess=False) as make:
+        yield make
 
 
 @pytest.fixture

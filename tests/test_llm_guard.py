@@ -16,7 +16,7 @@ import httpx
 import pytest
 from anyio.from_thread import start_blocking_portal
 from click.testing import CliRunner
-from llm_servers import FakeLLM, Reply, Seen, configured, openai_answer
+from llm_servers import FakeLLM, Reply, Seen, configured, engines, openai_answer
 from mcp_types import CallToolResult, TextContent
 from servers import live_server
 
@@ -48,19 +48,8 @@ def make(
 ) -> Iterator[Callable[..., Hindsight]]:
     """Engines with the fake model configured; no LLM extraction (the check alone asks
     the model), the clock at ``T0``."""
-    engines: list[Hindsight] = []
-
-    def make(**more: Any) -> Hindsight:
-        more.setdefault("llm_extract", False)
-        engine = Hindsight(
-            configured(settings, server, **more), embedder=embedder, clock=lambda: T0
-        )
-        engines.append(engine)
-        return engine
-
-    yield make
-    for engine in engines:
-        engine.close()
+    with engines(settings, server, embedder, lambda: T0, llm_extract=False) as make:
+        yield make
 
 
 @pytest.fixture
