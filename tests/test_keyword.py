@@ -408,3 +408,20 @@ def test_memory_holds_a_bounded_number_of_documents(
         assert [o for o, _ in index._owners.items()] == [
             "user:big"
         ]  # and user:small (3, unsaved) went
+
+
+def test_frequencies_count_the_documents_that_say_a_word_themselves() -> None:
+    docs = [
+        ("lol", ""),
+        ("lol ok", "we adopted a dog"),  # "dog" only in its context: not its own
+        ("golden retriever", "lol"),
+        ("a dog and a cat", ""),
+    ]
+    index = KeywordIndex(ListSource(docs), context_weight=0.5)
+    assert index.frequencies("o", ["lol", "dog", "cat", "zebra"]) == (
+        {"lol": 2, "dog": 1, "cat": 1, "zebra": 0},
+        4,
+    )
+    postings = index._ready("o", index._owners.get("o"))
+    _remove(postings, 1)  # a removed document no longer counts
+    assert index.frequencies("o", ["lol"]) == ({"lol": 1}, 3)

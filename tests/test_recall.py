@@ -235,6 +235,30 @@ def test_a_run_of_messages_comes_back_whole_after_its_best_one(
     assert all(r.memory.id != ids[3] or "run" not in r.explanation.channels for r in results)
 
 
+def test_a_run_lifts_what_its_messages_say_not_the_replies_sent_over_and_over(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    # "lol" is what Nate says all the time: in a run, it tells nothing about the dog
+    chatter = [("Nate", "lol", 30 + i) for i in range(4)]
+    with Hindsight(settings.model_copy(update={"context_turns": 0}), embedder=embedder) as hs:
+        ids = _chat(
+            hs,
+            "user:lol",
+            [
+                ("Fahim", "we finally adopted the dog", 0),
+                ("Fahim", "lol", 0),
+                ("Fahim", "golden retriever, two years old", 1),
+                *chatter,
+                *FILLER,
+            ],
+        )
+        results = hs.recall("user:lol", "Fahim adopted dog", k=3, kinds=["episode"])
+    channels = {r.memory.id: r.explanation.channels for r in results}
+    assert results[0].memory.id == ids[0]
+    assert "run" in channels[ids[2]]
+    assert "run" not in channels.get(ids[1], {})
+
+
 def test_a_run_breaks_at_another_speaker_a_pause_and_its_reach(
     settings: Settings, embedder: Embeddings
 ) -> None:

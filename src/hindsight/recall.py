@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -83,6 +83,15 @@ ASKS_AGENT = re.compile(
 # halves alike; at 0.9 of the score, 0.631). Turns that alternate speakers, as LoCoMo's
 # and BEAM's do, form no runs.
 RUN_REACH = 3
+# A message of a run follows its best one only if it says something of its own: a word
+# that at most one in fifty of the owner's memories uses. People send the same short
+# replies over and over ("lol", "ok", "omg that's amazing"); lifted, they pushed other
+# evidence out of the ten (LoCoMo with reactions sent around its turns: 0.744 without
+# the lift, 0.664 with it, 0.737 with it kept to telling messages; real chats lost their
+# fact recall the same way: issue 33). One in a hundred or two hundred kept less of what
+# runs are good for (a fact typed as "i signed up for pottery!!" / "at clay barn,
+# wednesdays 7 til 9"): see BENCHMARKS.md.
+RARE_SHARE = 0.02
 # A query that names a time ("What did Caroline do in May 2023?", "last week") asks
 # about then: memories observed in that span count double (LoCoMo fraction-recall@10
 # +0.003, its temporal questions +0.009; x1.5 and x3: +0.002; BEAM's questions name none).
@@ -241,6 +250,13 @@ def lift_replies(
     fused.update(lifted)
     order = sorted(lifted, key=lambda mid: (-lifted[mid], mid))
     return {mid: ChannelHit(rank=i + 1, score=lifted[mid]) for i, mid in enumerate(order)}
+
+
+def says_something(terms: Iterable[str], frequencies: Mapping[str, int], size: int) -> bool:
+    """Whether a text of these keyword ``terms`` uses a word that few of the ``size``
+    memories it is among use (``frequencies``: how many use each; see RARE_SHARE)."""
+    rare = max(1.0, RARE_SHARE * size)
+    return any(frequencies.get(term, 0) <= rare for term in terms)
 
 
 def lift_runs(fused: dict[str, float], runs: Mapping[str, Sequence[str]]) -> dict[str, ChannelHit]:

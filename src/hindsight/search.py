@@ -33,6 +33,7 @@ from hindsight.recall import (
     lift_runs,
     pack,
     rank_channels,
+    says_something,
     score,
     successors_first,
 )
@@ -212,10 +213,27 @@ class Search:
     def _lift_runs(
         self, fused: dict[str, float], found: dict[str, Memory], lead: list[str], flt: Filter
     ) -> dict[str, ChannelHit]:
-        """Lift the other messages of the runs the ``lead`` candidates are in."""
+        """Lift the other messages of the runs the ``lead`` candidates are in, those
+        that say something of their own."""
         runs = self.store.run_mates(lead, flt, reach=RUN_REACH)
-        found.update((mate.id, mate) for run in runs.values() for mate in run)
-        return lift_runs(fused, {mid: [m.id for m in run] for mid, run in runs.items()})
+        telling = self._telling([mate for run in runs.values() for mate in run])
+        kept = {mid: [m.id for m in run if m.id in telling] for mid, run in runs.items()}
+        found.update((mid, mate) for mid, mate in telling.items())
+        return lift_runs(fused, kept)
+
+    def _telling(self, memories: list[Memory]) -> dict[str, Memory]:
+        """Of ``memories``, by id, those that use a word few of their owner's do."""
+        terms = {m.id: text_terms(m.content) for m in memories}
+        telling: dict[str, Memory] = {}
+        for owner in {m.owner for m in memories}:
+            mine = [m for m in memories if m.owner == owner]
+            frequencies, size = self.store.term_frequencies(
+                owner, set().union(*(terms[m.id] for m in mine))
+            )
+            telling.update(
+                (m.id, m) for m in mine if says_something(terms[m.id], frequencies, size)
+            )
+        return telling
 
     def note_access(self, ids: Iterable[str], at: datetime) -> None:
         """Count recalls in memory (with when each id was last returned); write them in

@@ -348,6 +348,12 @@ class Store(abc.ABC):
         """Memory ids and cosine similarities, best first, within the filter."""
 
     @abc.abstractmethod
+    def term_frequencies(self, owner: str, terms: Collection[str]) -> tuple[dict[str, int], int]:
+        """How many of ``owner``'s memories say each of ``terms`` (keyword terms:
+        :func:`hindsight.store.keyword.text_terms`) in their own text, and how many
+        memories the keyword index holds for it."""
+
+    @abc.abstractmethod
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
         """Memory ids and BM25 scores (higher is better), best first, within the filter."""
 

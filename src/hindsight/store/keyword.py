@@ -277,6 +277,23 @@ class KeywordIndex:
         self._trim(owner, entry, size)
         return found
 
+    def frequencies(self, owner: str, terms: Collection[str]) -> tuple[dict[str, int], int]:
+        """How many of ``owner``'s live documents say each of ``terms`` themselves (in
+        their text, not only in their context), and how many live documents it has.
+
+        A document counts a term as its own when the term's weighted frequency reaches
+        one occurrence; a context word weighs ``context_weight``, so a word only in the
+        context of a document, but there twice, counts too: the count errs towards common.
+        """
+        entry = self._owners.get(owner)
+        with entry.lock:
+            postings = self._ready(owner, entry)
+            alive = _alive(postings)
+            counts = {term: _said(postings, term, alive) for term in terms}
+            size = len(postings.number)
+        self._trim(owner, entry, size)
+        return counts, size
+
     def count(self, owner: str) -> int:
         """Live documents of ``owner``, after catching up with the log."""
         entry = self._owners.get(owner)
@@ -550,6 +567,26 @@ def _remove(entry: _Postings, key: int) -> None:
         entry.alive[number] = 0
 
 
+def _alive(entry: _Postings) -> np.ndarray | None:
+    """Which documents are live (removed ones stay in the postings until a rebuild);
+    None when all are. A copy: the bytearray may grow later."""
+    if not entry.dead:
+        return None
+    return np.frombuffer(bytes(entry.alive), dtype=np.uint8).astype(bool)
+
+
+def _said(entry: _Postings, term: str, alive: np.ndarray | None) -> int:
+    """The live documents of ``entry`` with ``term`` in their own text."""
+    tid = entry.terms.get(term)
+    if tid is None:
+        return 0
+    docs, freqs = entry.postings(tid)
+    own = freqs >= 1.0
+    if alive is not None:
+        own &= alive[docs]
+    return int(own.sum())
+
+
 def _search(
     entry: _Postings, terms: Sequence[str], n: int, among: Collection[int] | None = None
 ) -> list[tuple[int, float]]:
@@ -557,7 +594,7 @@ def _search(
     if not live or n <= 0:
         return []
     lengths = np.frombuffer(entry.lengths, dtype=np.float32)
-    alive = np.frombuffer(bytes(entry.alive), dtype=np.uint8).astype(bool) if entry.dead else None
+    alive = _alive(entry)
     average = max(entry.total_length / live, 1e-9)
     scores = np.zeros(len(entry.keys), dtype=np.float32)
     for term in terms:

@@ -558,6 +558,9 @@ class SQLStore(Store):
     ) -> list[tuple[str, float]]:
         return self.vectors.search(flt, query, k, self)
 
+    def term_frequencies(self, owner: str, terms: Collection[str]) -> tuple[dict[str, int], int]:
+        return self._keywords.frequencies(owner, terms)
+
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
         terms = query_terms(query)
         if not terms:
