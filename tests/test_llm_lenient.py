@@ -121,7 +121,7 @@ def test_synonyms_of_kind_and_forms_of_values_are_read_into_the_strict_shape(
     )
     answer = [
         {"memory_type": "Preference", "text": JAZZ, "confidence": "0.8"},
-        {"category": "fact", "statement": CELLO, "confidence": 1, "turn": "0"},
+        {"category": "facts", "statement": CELLO, "confidence": 1, "turn": "0"},
         {
             "type": "instruction",
             "content": "User wants answers in French.",

@@ -16,7 +16,8 @@ Every answer may (whatever :class:`Leniency` says):
 - carry fields the schema does not name (ignored), ``null`` for a field that is not
   required (as if absent), and no value for a required list (an empty one);
 - give a number as a numeric string, a whole float for an integer, an enum's value in
-  another case or with spaces or hyphens for ``_``, one object for a list of objects.
+  another case, with spaces or hyphens for ``_`` or in the plural, one object for a
+  list of objects.
 
 An answer is unusable (:func:`read` raises ``ValueError``, and the caller asks again)
 when it is not an object of the schema at all, or when it is made of lists only and
@@ -207,13 +208,14 @@ def _object(
 def _array(
     value: list[Any], schema: Mapping[str, Any], leniency: Leniency, path: str, tally: _Tally
 ) -> list[Any]:
-    """The items valid on their own; at the answer's top level, the others counted."""
+    """The items valid on their own. Those of the answer's own lists (``$.memories``)
+    that are not are counted; deeper ones (a query hint too long) are only left out."""
     items: Mapping[str, Any] = schema["items"]
     top = path.count(".") == 1 and "[" not in path
     kept: list[Any] = []
     for i, item in enumerate(value):
         where = f"{path}[{i}]"
-        cleaned = _clean(item, items, leniency, where, _Tally() if not top else tally)
+        cleaned = _clean(item, items, leniency, where, tally)
         if problems := validate(cleaned, items, where):
             if top:
                 tally.dropped += 1
@@ -241,8 +243,8 @@ def _allows_null(schema: Mapping[str, Any]) -> bool:
 
 def coerce(value: Any, schema: Mapping[str, Any]) -> Any:
     """``value`` in the form ``schema`` asks for, where only its form differs: a numeric
-    string as a number, a whole float as an integer, an enum's value written otherwise,
-    one object as a list of objects."""
+    string as a number, a whole float as an integer, an enum's value written otherwise
+    (case, spaces, hyphens, a plural), one object as a list of objects."""
     types = schema.get("type")
     allowed = set(types if isinstance(types, list) else [types])
     if isinstance(value, str) and allowed & {"number", "integer"} and _NUMBER.fullmatch(value):
@@ -252,7 +254,10 @@ def coerce(value: Any, schema: Mapping[str, Any]) -> Any:
         value = int(value) if value.is_integer() else value
     if isinstance(value, str) and "enum" in schema and value not in schema["enum"]:
         written = _ENUM_GAP.sub("_", value.strip().lower())
-        value = written if written in schema["enum"] else value
+        for form in (written, written.removesuffix("s")):  # "Fact", "tool result", "facts"
+            if form in schema["enum"]:
+                value = form
+                break
     if isinstance(value, dict) and allowed == {"array"}:
         items = schema.get("items")
         if isinstance(items, Mapping) and items.get("type") == "object":
