@@ -21,7 +21,8 @@ from llm_servers import FakeLLM, anthropic_answer, engines, openai_answer
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
 from hindsight.extract.llm import LENIENCY, SCHEMA
-from hindsight.llm.structured import check_answer
+from hindsight.llm.lenient import relax
+from hindsight.llm.structured import check_answer, validate
 from hindsight.models import Kind, Memory
 from hindsight.store import Filter
 
@@ -349,3 +350,25 @@ def test_the_reader_keeps_every_good_item_and_counts_every_bad_one(
         return
     value = check_answer(text, SCHEMA, LENIENCY)
     assert value == {"memories": expected[: SCHEMA["properties"]["memories"]["maxItems"]]}
+
+
+KEYS = st.sampled_from(
+    ["memories", "items", "kind", "type", "content", "confidence", "turn", "result", "x"]
+)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers() | WORDS | KINDS | GOOD,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=5),
+    max_leaves=16,
+)
+
+
+@given(value=JSON)
+def test_whatever_comes_back_is_valid_or_refused_never_junk(value: Any) -> None:
+    """Any JSON a model may send: the reader returns an object every item of which is
+    valid against the schema (the turn aside), or says why it cannot; nothing else."""
+    try:
+        read = check_answer(json.dumps(value), SCHEMA, LENIENCY)
+    except ValueError:
+        return
+    assert validate(read, relax(SCHEMA, frozenset({"turn"}))) == []
+    assert set(read) == {"memories"}
