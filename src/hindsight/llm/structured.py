@@ -59,10 +59,12 @@ _SCHEMA_REJECTED: Final = re.compile(r"response_format|json_schema|tool", re.IGN
 
 @dataclass(frozen=True, slots=True)
 class Structured:
-    """A valid answer: ``value`` passed the schema. ``usage`` and ``retries`` add up
-    every call it took; ``attempts`` is 1, or 2 after a retry that quoted an error;
-    ``format`` is how it was asked for; ``dropped`` counts the items of its lists left
-    out as invalid (see :mod:`hindsight.llm.lenient`), in every answer it took."""
+    """A valid answer: ``value`` passed the schema (but for fields the call's
+    :class:`Leniency` lets its reader fill), its bad items dropped. ``usage`` and
+    ``retries`` add up every call it took; ``attempts`` is 1, or 2 after a retry that
+    quoted an error; ``format`` is how it was asked for; ``dropped`` counts the items of
+    its lists left out as invalid (see :mod:`hindsight.llm.lenient`), in every answer
+    it took."""
 
     value: dict[str, Any]
     usage: Usage
