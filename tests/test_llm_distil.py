@@ -198,3 +198,36 @@ def test_a_topic_digest_draws_on_every_session_it_names(hs: Hindsight, server: F
     hs.run_jobs()
     digests = [m for m in hs.list_memories(ALICE, kinds=["summary"]) if m.metadata.get("digest")]
     assert len(digests) == 1 and len(digests[0].provenance.derived_from) == 4
+
+
+def test_a_summary_and_lessons_as_real_models_wrap_them_are_read(
+    hs: Hindsight, server: FakeLLM
+) -> None:
+    """A summary under another key and name, topics left out; lessons as a bare list,
+    fenced, one of them invalid (dropped and counted), no digests: read at once."""
+    chat(hs, "s1", "I am planning a trip to Kyoto on 12 May.", "I booked a ryokan near Gion.")
+    hs.summarize(ALICE, "s1")
+    server.script(openai_answer(json.dumps({"result": {"text": SUMMARY, "mood": "happy"}})))
+    assert hs.run_jobs() == 1
+    [summary] = summaries(hs, "s1")
+    assert (summary.content, summary.metadata["topics"]) == (SUMMARY, [])
+
+    def respond(seen: Seen) -> Any:
+        trip = list(labels_of(seen).values())
+        good = {"key": "trip_planning", "text": "The user plans trips well ahead.",
+                "importance": 0.9, "memories": trip}  # fmt: skip
+        bad = {"key": "vague", "lesson": "Too short", "importance": 2, "evidence": trip}
+        return openai_answer("```json\n" + json.dumps([good, bad]) + "\n```")
+
+    server.respond = respond
+    hs.reflect(ALICE)
+    hs.run_jobs()
+    assert len(server.seen) == 2  # no retry for the bad lesson
+    [lesson] = [
+        m
+        for m in hs.list_memories(ALICE, kinds=["reflection"])
+        if m.metadata.get("lesson") == "llm"
+    ]
+    assert lesson.content == "The user plans trips well ahead."
+    [row] = [r for r in hs.usage(ALICE) if r.operation == "reflect"]
+    assert (row.calls, row.dropped, row.dropped_items) == (1, 0, 1)

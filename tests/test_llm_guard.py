@@ -315,11 +315,11 @@ def test_the_agents_replies_queue_no_check(hs: Hindsight, server: FakeLLM) -> No
         json.dumps(
             {"verdicts": [{"memory": "m1", "verdict": "approve", "against": [], "reason": "ok"}]}
         ),
-        json.dumps({"verdicts": [{"memory": "m1", "verdict": "contradicts", "reason": "no ids"}]}),
+        json.dumps({"verdicts": [{"verdict": "contradicts", "against": [], "reason": "who?"}]}),
         json.dumps({"verdicts": "all consistent"}),
-        json.dumps({"verdicts": [], "status": "active"}),
+        json.dumps({"status": "active"}),
     ],
-    ids=["prose", "unknown-verdict", "missing-field", "wrong-type", "extra-field"],
+    ids=["prose", "unknown-verdict", "missing-label", "wrong-type", "no-verdicts"],
 )
 def test_an_answer_off_the_schema_changes_nothing_and_fails_the_job_cleanly(
     hs: Hindsight, server: FakeLLM, answer: str
@@ -334,6 +334,25 @@ def test_an_answer_off_the_schema_changes_nothing_and_fails_the_job_cleanly(
     assert everything(hs) == before
     [usage] = [u for u in hs.usage(ALICE) if u.operation == "assess"]
     assert usage.dropped == 1 and len(server.seen) == 2
+
+
+def test_a_missing_list_and_fields_off_the_schema_are_read_and_change_no_status(
+    hs: Hindsight, server: FakeLLM
+) -> None:
+    """An answer's form is forgiven as any structured answer's is: a verdict without
+    ``against`` rests on nothing (a contradiction of nothing is unsure), fields the
+    schema does not name are ignored, not obeyed."""
+    _, held = held_by_guard(hs)
+    verdict = {"label": "m1", "verdict": "Contradicts", "reason": "no ids", "status": "active"}
+    server.script(openai_answer(json.dumps({"verdicts": [verdict], "status": "approved"})))
+    assert hs.run_jobs() == 1
+    [job] = assess_jobs(hs)
+    assert job.state == "done" and len(server.seen) == 1
+    judged = [m for m in hs.store.get(held) if m.review and m.review.assessment]
+    assert judged and {m.status for m in hs.store.get(held)} == {Status.PENDING_REVIEW}
+    assert {m.review.assessment.verdict for m in judged if m.review and m.review.assessment} == {
+        "unsure"
+    }
 
 
 def test_ids_the_model_invents_are_ignored(hs: Hindsight, server: FakeLLM) -> None:

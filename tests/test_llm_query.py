@@ -115,3 +115,16 @@ def test_expand_on_rest_and_the_client(hs: Hindsight, server: FakeLLM) -> None:
     bad: Any = "yes"
     with pytest.raises(ValidationError, match="expand"):
         hs.recall(ALICE, QUESTION, expand=bad)
+
+
+def test_a_bare_fenced_list_is_the_sub_queries(hs: Hindsight, server: FakeLLM) -> None:
+    """A model that answers with its searches alone, in a fence: they are the queries
+    (and no entities); a search too short to be one is dropped, the rest kept."""
+    server.script(openai_answer('```json\n["Dana adopted a pet", "x"]\n```'))
+    expanded = hs.recall(ALICE, QUESTION, k=5, expand=True)
+    assert len(server.seen) == 1
+    by_content = {r.memory.content: r for r in expanded}
+    bolt = by_content["Dana adopted a greyhound named Bolt in March."]
+    assert {"dense:1", "bm25:1"} <= set(bolt.explanation.channels)
+    [row] = hs.usage(ALICE)
+    assert (row.calls, row.dropped_items) == (1, 1)

@@ -211,11 +211,15 @@ def test_usage_on_the_cli(
     assert [(r["owner"], r["model"], r["cost"]) for r in only_bob] == [(BOB, "small", None)]
     table = run("usage").splitlines()
     assert table[0].split() == [
-        "owner", "operation", "model", "calls", "failed", "retries", "dropped", "prompt",
-        "completion", "cost",
+        "owner", "operation", "model", "calls", "failed", "retries", "dropped", "dropped_items",
+        "prompt", "completion", "cost",
     ]  # fmt: skip
-    assert table[1].split() == [ALICE, "extract", "m", "3", "1", "0", "1", "110", "63", "$0.0002"]
-    assert table[2].split() == [BOB, "summarize", "small", "2", "1", "3", "0", "100", "20", "-"]
+    assert table[1].split() == [
+        ALICE, "extract", "m", "3", "1", "0", "1", "0", "110", "63", "$0.0002",
+    ]  # fmt: skip
+    assert table[2].split() == [
+        BOB, "summarize", "small", "2", "1", "3", "0", "0", "100", "20", "-",
+    ]  # fmt: skip
     assert table[3].split()[0] == "total"
     future = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     assert run("usage", "--since", future) == "no LLM calls\n"

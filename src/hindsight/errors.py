@@ -24,7 +24,7 @@ each boundary (CLI, REST, MCP) maps these classes once::
     │   ├── LLMTransportError  unreachable, 429 or 5xx after every retry
     │   │   └── LLMTimeoutError  no answer within the timeout
     │   └── LLMOutputError     the answer was unusable and was dropped (not JSON, the
-    │       │                  schema echoed, invalid against the schema)
+    │       │                  schema echoed, not its object, every item invalid)
     │       └── LLMTruncatedError  the answer was cut off at max_tokens
     ├── PluginError            a plugin could not be loaded
     └── MissingExtraError      an optional dependency is not installed
@@ -87,14 +87,17 @@ class ExtractionError(HindsightError):
 
 
 class LLMError(HindsightError):
-    """The LLM provider failed. ``retries`` counts the transport retries made and
-    ``usage`` the tokens the provider reported before it failed (both for accounting)."""
+    """The LLM provider failed. ``retries`` counts the transport retries made,
+    ``prompt_tokens`` and ``completion_tokens`` what the provider reported before it
+    failed, and ``dropped_items`` the items of its answers found invalid (all for
+    accounting)."""
 
     def __init__(self, message: str, *, retries: int = 0) -> None:
         super().__init__(message)
         self.retries = retries
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.dropped_items = 0
 
 
 class LLMUnavailableError(LLMError):
@@ -123,8 +126,9 @@ class LLMTimeoutError(LLMTransportError, TimeoutError):
 
 
 class LLMOutputError(LLMError):
-    """The answer could not be used (not JSON, the schema echoed back, invalid against
-    the schema, even after one retry that quoted the error); it was dropped."""
+    """The answer could not be used (not JSON, the schema echoed back, not the schema's
+    object, or every item of it invalid, even after one retry that quoted the error); it
+    was dropped."""
 
 
 class LLMTruncatedError(LLMOutputError):

@@ -20,7 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, Final
 
 from hindsight.errors import LLMError
-from hindsight.llm import Message
+from hindsight.llm import Leniency, Message
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
@@ -46,6 +46,11 @@ SCHEMA: Final[dict[str, Any]] = {
     "required": ["queries", "entities"],
     "additionalProperties": False,
 }
+#: Other names models give the fields; a bare list is a list of queries.
+LENIENCY: Final = Leniency(
+    aliases={"searches": "queries", "sub_queries": "queries", "names": "entities"},
+    list_key="queries",
+)
 SYSTEM: Final = (
     "You help search a person's long-term memory (their past conversations) for what "
     f"answers a question. Give up to {MAX_QUERIES} short search queries, each about one "
@@ -79,7 +84,14 @@ class Expander:
             pool = self._pool
         messages = (Message("system", SYSTEM), Message("user", f"Question: {query}"))
         future = pool.submit(
-            self.meter.structured, owner, "query", messages, SCHEMA, name="search", max_tokens=300
+            self.meter.structured,
+            owner,
+            "query",
+            messages,
+            SCHEMA,
+            name="search",
+            max_tokens=300,
+            leniency=LENIENCY,
         )
         try:
             answer = future.result(timeout=self.settings.llm_expand_timeout_seconds)

@@ -289,6 +289,7 @@ def usage_total(rows: list[UsageRow]) -> JSON:
         "failures": sum(r.failures for r in rows),
         "retries": sum(r.retries for r in rows),
         "dropped": sum(r.dropped for r in rows),
+        "dropped_items": sum(r.dropped_items for r in rows),
         "prompt_tokens": sum(r.prompt_tokens for r in rows),
         "completion_tokens": sum(r.completion_tokens for r in rows),
         "cost": sum(costs) if costs else None,

@@ -298,7 +298,12 @@ class Work:
             return {"note": "the session changed since: a later job summarizes it"}
         messages = distil_prompts.summary_messages(episodes, zone=self.zone)
         answer = self.meter.structured(
-            job.owner, SUMMARIZE, messages, distil_prompts.SUMMARY_SCHEMA, name="summary"
+            job.owner,
+            SUMMARIZE,
+            messages,
+            distil_prompts.SUMMARY_SCHEMA,
+            name="summary",
+            leniency=distil_prompts.SUMMARY_LENIENCY,
         )
         draft = distil_prompts.summary_draft(
             offline, answer.value, generator=self._generator(SUMMARIZE)
@@ -320,7 +325,12 @@ class Work:
         ]
         prompt = distil_prompts.lesson_messages(pool, known, zone=self.zone)
         answer = self.meter.structured(
-            job.owner, REFLECT, prompt.messages, distil_prompts.LESSON_SCHEMA, name="lessons"
+            job.owner,
+            REFLECT,
+            prompt.messages,
+            distil_prompts.LESSON_SCHEMA,
+            name="lessons",
+            leniency=distil_prompts.LESSON_LENIENCY,
         )
         drafts, left = distil_prompts.lesson_drafts(
             answer.value,
@@ -346,7 +356,12 @@ class Work:
             turns, self._known(job.owner, episodes), subject="User", zone=self.zone
         )
         answer = self.meter.structured(
-            job.owner, "extract", prompt.messages, llm_extract.SCHEMA, name="memories"
+            job.owner,
+            "extract",
+            prompt.messages,
+            llm_extract.SCHEMA,
+            name="memories",
+            leniency=llm_extract.LENIENCY,
         )
         reading = llm_extract.read_answer(
             answer.value, turns, prompt, min_confidence=self.settings.llm_min_confidence
@@ -361,7 +376,7 @@ class Work:
             "created": written.created,
             "updated": written.updated,
             "superseded": [list(pair) for pair in written.superseded],
-            "dropped": reading.dropped,
+            "dropped": reading.dropped + answer.dropped,
             "below_confidence": reading.unsure,
         }
 

@@ -27,6 +27,9 @@ class UsageRowOut(BaseModel):
     failures: int = Field(description="Calls that failed (the error was raised).")
     retries: int = Field(description="Transport retries (429, 5xx, dropped connections).")
     dropped: int = Field(description="Answers dropped as invalid against their schema.")
+    dropped_items: int = Field(
+        description="Items of answers dropped as invalid, the rest of each answer kept."
+    )
     prompt_tokens: int
     completion_tokens: int
     cost: float | None = Field(description="USD, where the model has a price; else null.")
@@ -41,6 +44,7 @@ class UsageTotal(BaseModel):
     failures: int
     retries: int
     dropped: int
+    dropped_items: int
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
@@ -62,8 +66,8 @@ async def usage(
     ] = None,
     since: Annotated[str | None, Query(description=TIME_HELP)] = None,
 ) -> UsagePage:
-    """LLM use by owner, operation and model: calls, failures, retries, dropped answers,
-    prompt and completion tokens, and cost.
+    """LLM use by owner, operation and model: calls, failures, retries, dropped answers
+    and items, prompt and completion tokens, and cost.
 
     Every owner's at once needs a key that reads every owner (``"*"``).
     """

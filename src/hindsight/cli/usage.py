@@ -16,6 +16,7 @@ _HEADER = (
     "failed",
     "retries",
     "dropped",
+    "dropped_items",
     "prompt",
     "completion",
     "cost",
@@ -32,7 +33,7 @@ def _cost(value: float | None) -> str:
 @json_option
 @click.pass_obj
 def usage(app: App, owner: str | None, since: str | None, as_json: bool) -> None:
-    """Show LLM calls, failures, retries, dropped answers, tokens and cost.
+    """Show LLM calls, failures, retries, dropped answers and items, tokens and cost.
 
     Costs need prices (HINDSIGHT_LLM_PRICES); without one, cost is '-' (null in JSON).
     """
@@ -53,6 +54,7 @@ def usage(app: App, owner: str | None, since: str | None, as_json: bool) -> None
             r.failures,
             r.retries,
             r.dropped,
+            r.dropped_items,
             r.prompt_tokens,
             r.completion_tokens,
             _cost(r.cost),
@@ -68,6 +70,7 @@ def usage(app: App, owner: str | None, since: str | None, as_json: bool) -> None
             total["failures"],
             total["retries"],
             total["dropped"],
+            total["dropped_items"],
             total["prompt_tokens"],
             total["completion_tokens"],
             _cost(total["cost"]),

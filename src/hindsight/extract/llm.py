@@ -10,7 +10,10 @@ new memory clearly updates or contradicts it. :func:`read_answer` turns the vali
 answer into :class:`~hindsight.extract.Extracted` items and drops what must not be
 kept: statements the model tied to an assistant or system turn (an agent's own words
 and system prompts are no user's facts), tool results not from a tool, anything below
-``min_confidence``, and labels it was never shown. What hindsight put into the prompt
+``min_confidence``, and labels it was never shown. The answer is read leniently
+(:data:`LENIENCY`, :mod:`hindsight.llm.lenient`): ``type`` for ``kind`` and the like,
+and an item without a turn is tied to the turn it comes from (:func:`turn_of`). What
+hindsight put into the prompt
 itself (:data:`~hindsight.extract.base.PROMPT_BLOCK`: recalled memories) is cut from
 the turns before they are sent, so it is never extracted again.
 """
@@ -25,7 +28,7 @@ from typing import Any, Final
 
 from hindsight.errors import ValidationError
 from hindsight.extract.base import PROMPT_BLOCK, Extracted
-from hindsight.llm import Message
+from hindsight.llm import Leniency, Message
 from hindsight.models import Kind, Memory, Turn
 
 #: Part of each extraction job's id: a new prompt extracts the same turns again.
@@ -41,6 +44,12 @@ _KINDS: Final = {
 }
 _READ_ROLES: Final = frozenset({"user", "tool"})
 _KEY: Final = re.compile(r"[^a-z0-9.]+")
+_WORD: Final = re.compile(r"[a-z0-9]+")
+# words that tie a memory to no turn in particular
+_COMMON: Final = frozenset(
+    {"the", "and", "for", "with", "that", "this", "was", "were", "has", "have", "had"}
+    | {"not", "are", "but", "from", "user", "users"}
+)
 
 SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -73,6 +82,24 @@ SCHEMA: Final[dict[str, Any]] = {
     "required": ["memories"],
     "additionalProperties": False,
 }
+
+#: What models call an item's fields otherwise (each name means one field of this
+#: schema, nothing else), and the field an item may leave out: its turn (:func:`turn_of`).
+LENIENCY: Final = Leniency(
+    aliases={
+        "type": "kind",
+        "memory_type": "kind",
+        "category": "kind",
+        "text": "content",
+        "memory": "content",
+        "statement": "content",
+        "turn_index": "turn",
+        "turn_id": "turn",
+        "source_turn": "turn",
+        "questions": "query_hints",
+    },
+    optional=frozenset({"turn"}),
+)
 
 SYSTEM: Final = """\
 You extract long-term memories for an AI assistant from a conversation. Keep only what \
@@ -156,9 +183,11 @@ def read_answer(
     """The memories worth keeping in a schema-valid answer (see the module's docstring)."""
     out = Reading()
     for item in value.get("memories", []):
-        index = item["turn"]
-        turn = turns[index] if index < len(turns) else None
         kind = item["kind"]
+        index = item.get("turn")
+        if index is None:
+            index = turn_of(item["content"], kind, turns)
+        turn = turns[index] if index is not None and index < len(turns) else None
         from_tool = turn is not None and turn.role == "tool"
         if (
             turn is None
@@ -198,6 +227,31 @@ def read_answer(
         except ValidationError:
             out.dropped += 1
     return out
+
+
+def turn_of(content: str, kind: str, turns: Sequence[Turn]) -> int | None:
+    """The turn a memory that names none comes from: of the turns the model was shown,
+    the one sharing the most words with ``content``, the latest on a tie; sharing none,
+    the latest turn a memory of ``kind`` may come from (a tool's for a tool result, else
+    a user's); None when there is none. A job covers several turns: the words say which
+    one the model read, and the latest is the one whose time the memory should carry.
+    An assistant's turn may win, and then the memory is dropped as any tied to one."""
+    words = _words(content)
+    shown = [
+        (i, t)
+        for i, t in enumerate(turns)
+        if t.role in (*_READ_ROLES, "assistant") and PROMPT_BLOCK.sub(" ", t.content).strip()
+    ]
+    scored = [(len(words & _words(PROMPT_BLOCK.sub(" ", t.content))), i) for i, t in shown]
+    best = max(scored, default=(0, -1))
+    if best[0] > 0:
+        return best[1]
+    role = "tool" if kind == "tool_result" else "user"
+    return max((i for i, t in shown if t.role == role), default=None)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _COMMON}
 
 
 def key_of(text: object) -> str | None:

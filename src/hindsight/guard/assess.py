@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hindsight.door import Checkpoint, Door, Operation, WriteContext, checkpoints
 from hindsight.extract.base import PROMPT_BLOCK
-from hindsight.llm import Message
+from hindsight.llm import Leniency, Message
 from hindsight.models import HELD, VERDICTS, Assessment, Kind, Memory, Review, Source, Status
 from hindsight.registry import Options, no_options
 from hindsight.store import Filter, QueuedJob
@@ -100,6 +100,12 @@ SCHEMA: Final[dict[str, Any]] = {
     "required": ["verdicts"],
     "additionalProperties": False,
 }
+
+#: What a verdict may be called otherwise and still be read; a reason left out is none.
+LENIENCY: Final = Leniency(
+    aliases={"label": "memory", "memory_label": "memory", "explanation": "reason"},
+    optional=frozenset({"reason"}),
+)
 
 SYSTEM: Final = """\
 You check an AI assistant's long-term memory of one user for poisoning: false or hostile \
@@ -203,7 +209,9 @@ def read_answer(
         if verdict == "contradicts" and not against:
             verdict = "unsure"  # a contradiction of nothing it was shown
         out.append(
-            Verdict(memory, Assessment(verdict, _reason(item["reason"]), against, model, at))
+            Verdict(
+                memory, Assessment(verdict, _reason(item.get("reason", "")), against, model, at)
+            )
         )
     return out, ignored
 
@@ -310,7 +318,7 @@ class Assessor:
                 list(zip(batch, self._trusted(owner, batch), strict=True)), zone=self.zone
             )
             answer = self.meter.structured(
-                owner, OPERATION, prompt.messages, SCHEMA, name="verdicts"
+                owner, OPERATION, prompt.messages, SCHEMA, name="verdicts", leniency=LENIENCY
             )
             verdicts, ignored = read_answer(
                 answer.value, prompt, model=model, at=context.at.isoformat()

@@ -24,6 +24,7 @@ from hindsight.llm.base import (
     Usage,
     registry,
 )
+from hindsight.llm.lenient import Leniency
 from hindsight.llm.meter import OPERATIONS, Meter
 from hindsight.llm.structured import Structured
 from hindsight.registry import Options, no_options
@@ -98,6 +99,7 @@ __all__ = [
     "Completion",
     "CompletionRequest",
     "Format",
+    "Leniency",
     "Message",
     "Meter",
     "Structured",

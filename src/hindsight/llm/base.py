@@ -18,6 +18,7 @@ from hindsight.errors import LLMTruncatedError, ValidationError
 from hindsight.registry import Registry
 
 if TYPE_CHECKING:
+    from hindsight.llm.lenient import Leniency
     from hindsight.llm.structured import Structured
 
 Role = Literal["system", "user", "assistant"]
@@ -148,9 +149,11 @@ class LLM(abc.ABC):
         model: str | None = None,
         max_tokens: int = 1_024,
         temperature: float = 0.0,
+        leniency: Leniency | None = None,
     ) -> Structured:
         """A JSON object valid against ``schema`` (see :func:`hindsight.llm.structured.ask`),
         or an :class:`~hindsight.errors.LLMError`; nothing invalid is returned."""
+        from hindsight.llm.lenient import STRICT
         from hindsight.llm.structured import ask
 
         return ask(
@@ -161,6 +164,7 @@ class LLM(abc.ABC):
             model=model,
             max_tokens=max_tokens,
             temperature=temperature,
+            leniency=leniency or STRICT,
         )
 
     def close(self) -> None:  # noqa: B027 - a hook: providers with connections close them

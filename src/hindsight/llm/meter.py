@@ -4,7 +4,8 @@
 query understanding) calls, always for an owner and an operation. Each call, whether it
 succeeds, fails or has its answer dropped as invalid, becomes one
 :class:`~hindsight.store.UsageEntry` in the store: the tokens the provider reported,
-the retries, and the cost where ``llm_prices`` names the model. With
+the retries, whether its answer was dropped, how many items of its answers were
+dropped as invalid, and the cost where ``llm_prices`` names the model. With
 ``llm_daily_token_budget`` set, an owner past it gets :class:`LLMBudgetError` before
 anything is sent: the work should be deferred to the next UTC day, not dropped
 (:meth:`Meter.over_budget` asks first).
@@ -29,6 +30,7 @@ from hindsight.store.base import UsageEntry
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
+    from hindsight.llm.lenient import Leniency
     from hindsight.llm.structured import Structured
     from hindsight.store import Store
 
@@ -126,9 +128,11 @@ class Meter:
         name: str = "answer",
         max_tokens: int | None = None,
         temperature: float = 0.0,
+        leniency: Leniency | None = None,
     ) -> Structured:
         """A valid JSON object for ``owner``'s ``operation`` (see
-        :func:`hindsight.llm.structured.ask`); a dropped answer is counted and raised."""
+        :func:`hindsight.llm.structured.ask`); a dropped answer is counted and raised,
+        and so are the items dropped from a kept one."""
         model = self._ready(owner, operation)
         llm = self.provider
         try:
@@ -139,11 +143,19 @@ class Meter:
                 model=model,
                 max_tokens=max_tokens or self.settings.llm_max_tokens,
                 temperature=temperature,
+                leniency=leniency,
             )
         except LLMError as exc:
             self._account(owner, operation, model, exc=exc)
             raise
-        self._account(owner, operation, model, usage=result.usage, retries=result.retries)
+        self._account(
+            owner,
+            operation,
+            model,
+            usage=result.usage,
+            retries=result.retries,
+            dropped_items=result.dropped,
+        )
         return result
 
     def close(self) -> None:
@@ -170,13 +182,14 @@ class Meter:
         usage: Usage | None = None,
         retries: int = 0,
         failed: bool = False,
+        dropped_items: int = 0,
         exc: LLMError | None = None,
     ) -> None:
         if exc is not None:
             if isinstance(exc, LLMUnavailableError):
                 return  # no call was made: nothing to account
             usage = Usage(exc.prompt_tokens, exc.completion_tokens)
-            retries, failed = exc.retries, True
+            retries, failed, dropped_items = exc.retries, True, exc.dropped_items
         usage = usage or Usage()
         model = model or self.provider.model
         self.store.record_usage(
@@ -191,6 +204,7 @@ class Meter:
                 failed=failed,
                 retries=retries,
                 dropped=isinstance(exc, LLMOutputError),
+                dropped_items=dropped_items,
                 cost=cost(self.settings.llm_prices, model, usage),
             )
         )

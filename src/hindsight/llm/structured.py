@@ -5,16 +5,19 @@
 rejects schemas (a 400 naming ``response_format`` or ``json_schema``) is asked again in
 JSON mode with the schema in the prompt, and the provider remembers it. The answer is
 cleaned (reasoning blocks such as ``<think>...</think>``, also unterminated, and code
-fences), parsed, checked for a schema echoed back instead of filled, and validated
-(:func:`validate`, the subset of JSON Schema that :func:`check_schema` accepts). A
-failure is sent back once, quoting the error; a second failure raises
+fences), parsed, checked for a schema echoed back instead of filled, and read
+(:func:`hindsight.llm.lenient.read`): its form forgiven (a bare list, a wrapper object,
+synonyms, extra fields), each item of its lists validated on its own (:func:`validate`,
+the subset of JSON Schema that :func:`check_schema` accepts), the bad ones dropped and
+counted. An answer with nothing usable in it (not JSON, not the schema's object, every
+item bad) is sent back once, quoting the error; a second one raises
 :class:`~hindsight.errors.LLMOutputError`. A cut-off answer is never parsed.
 """
 
 from __future__ import annotations
 
 import json
-import math
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,27 +31,24 @@ from hindsight.errors import (
     ValidationError,
 )
 from hindsight.llm.base import LLM, Completion, CompletionRequest, Format, Message, Usage
+from hindsight.llm.lenient import STRICT, Leniency, Read, Unusable, read
+from hindsight.llm.schema import check_schema, validate
 
-_TYPES: Final = {"object", "array", "string", "number", "integer", "boolean", "null"}
-_KEYWORDS: Final = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "minimum",
-        "maximum",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "description",
-        "title",
-        "$schema",
-    }
-)
+__all__ = [
+    "Leniency",
+    "Structured",
+    "ask",
+    "check_answer",
+    "check_schema",
+    "echoes_schema",
+    "parse_json",
+    "schema_prompt",
+    "strip_reasoning",
+    "validate",
+]
+
+_log = logging.getLogger("hindsight.llm")
+
 _REASONING: Final = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _OPEN: Final = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
 _CLOSE: Final = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE)
@@ -59,91 +59,19 @@ _SCHEMA_REJECTED: Final = re.compile(r"response_format|json_schema|tool", re.IGN
 
 @dataclass(frozen=True, slots=True)
 class Structured:
-    """A valid answer: ``value`` passed the schema. ``usage`` and ``retries`` add up
-    every call it took; ``attempts`` is 1, or 2 after a retry that quoted an error;
-    ``format`` is how it was asked for."""
+    """A valid answer: ``value`` passed the schema (but for fields the call's
+    :class:`Leniency` lets its reader fill), its bad items dropped. ``usage`` and
+    ``retries`` add up every call it took; ``attempts`` is 1, or 2 after a retry that
+    quoted an error; ``format`` is how it was asked for; ``dropped`` counts the items of
+    its lists left out as invalid (see :mod:`hindsight.llm.lenient`), in every answer
+    it took."""
 
     value: dict[str, Any]
     usage: Usage
     retries: int
     attempts: int
     format: Format
-
-
-# -- the schema subset ------------------------------------------------------------------------
-def check_schema(schema: Mapping[str, Any], path: str = "$") -> None:
-    """Refuse a schema outside the subset :func:`validate` checks (a keyword it would
-    silently ignore is a check that never runs)."""
-    if not isinstance(schema, Mapping):
-        raise ValidationError(f"schema at {path} must be an object")
-    if unknown := sorted(set(schema) - _KEYWORDS):
-        raise ValidationError(f"schema at {path} uses unsupported keywords: {unknown}")
-    types = schema.get("type")
-    for t in types if isinstance(types, list) else [types]:
-        if t is not None and t not in _TYPES:
-            raise ValidationError(f"schema at {path} has unknown type {t!r}")
-    for key, sub in (schema.get("properties") or {}).items():
-        check_schema(sub, f"{path}.{key}")
-    if isinstance(schema.get("items"), Mapping):
-        check_schema(schema["items"], f"{path}[]")
-    if isinstance(schema.get("additionalProperties"), Mapping):
-        raise ValidationError(f"schema at {path}: additionalProperties must be true or false")
-
-
-def _is(value: Any, t: str) -> bool:
-    if t == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if t == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return {
-        "object": dict,
-        "array": list,
-        "string": str,
-        "boolean": bool,
-        "null": type(None),
-    }[t] is type(value)
-
-
-def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> list[str]:
-    """Every way ``value`` breaks ``schema`` (the :func:`check_schema` subset), each with
-    its JSON path; ``[]`` when it is valid."""
-    types = schema.get("type")
-    if types is not None:
-        allowed = types if isinstance(types, list) else [types]
-        if not any(_is(value, t) for t in allowed):
-            return [f"{path}: expected {' or '.join(allowed)}, got {type(value).__name__}"]
-    problems: list[str] = []
-    if "enum" in schema and value not in schema["enum"]:
-        problems.append(f"{path}: {value!r} is not one of {schema['enum']!r}")
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if not math.isfinite(value):
-            problems.append(f"{path}: {value!r} is not a finite number")
-        if "minimum" in schema and value < schema["minimum"]:
-            problems.append(f"{path}: {value} is below the minimum {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            problems.append(f"{path}: {value} is above the maximum {schema['maximum']}")
-    if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0):
-            problems.append(f"{path}: shorter than {schema['minLength']} characters")
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            problems.append(f"{path}: longer than {schema['maxLength']} characters")
-    if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            problems.append(f"{path}: fewer than {schema['minItems']} items")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            problems.append(f"{path}: more than {schema['maxItems']} items")
-        if isinstance(schema.get("items"), Mapping):
-            for i, item in enumerate(value):
-                problems += validate(item, schema["items"], f"{path}[{i}]")
-    if isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        problems += [f"{path}: missing {k!r}" for k in schema.get("required", ()) if k not in value]
-        for key, item in value.items():
-            if key in properties:
-                problems += validate(item, properties[key], f"{path}.{key}")
-            elif schema.get("additionalProperties") is False:
-                problems.append(f"{path}: unexpected property {key!r}")
-    return problems
+    dropped: int = 0
 
 
 # -- cleaning and parsing ---------------------------------------------------------------------
@@ -215,8 +143,15 @@ def echoes_schema(value: Any, schema: Mapping[str, Any]) -> bool:
     return looks and not {"type", "properties"} <= own
 
 
-def check_answer(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The answer as a valid object, or ``ValueError`` saying what is wrong with it."""
+def check_answer(
+    text: str, schema: Mapping[str, Any], leniency: Leniency = STRICT
+) -> dict[str, Any]:
+    """The answer as a valid object (its bad items dropped), or ``ValueError`` saying
+    what is wrong with it."""
+    return _read(text, schema, leniency).value
+
+
+def _read(text: str, schema: Mapping[str, Any], leniency: Leniency) -> Read:
     try:
         value = parse_json(text)
     except ValueError as exc:
@@ -225,11 +160,7 @@ def check_answer(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(
             "the answer repeats the JSON schema; answer with an object that fills it in"
         )
-    if problems := validate(value, schema):
-        raise ValueError("the answer does not match the schema: " + "; ".join(problems[:10]))
-    if not isinstance(value, dict):
-        raise ValueError("the answer must be a JSON object")
-    return value
+    return read(value, schema, leniency)
 
 
 # -- asking -----------------------------------------------------------------------------------
@@ -306,17 +237,21 @@ def ask(
     model: str | None = None,
     max_tokens: int = 1_024,
     temperature: float = 0.0,
+    leniency: Leniency = STRICT,
 ) -> Structured:
     """A JSON object from ``llm`` valid against ``schema``; see the module's docstring.
+    ``leniency`` says what else this kind of answer may get wrong (synonyms of its
+    fields, fields its reader fills).
 
-    Tokens and retries of a call that fails are on the error (``prompt_tokens``,
-    ``completion_tokens``, ``retries``), so what was spent is still counted.
+    Tokens, retries and dropped items of a call that fails are on the error
+    (``prompt_tokens``, ``completion_tokens``, ``retries``, ``dropped_items``), so what
+    was spent is still counted.
     """
     check_schema(schema)
     if schema.get("type") != "object":
         raise ValidationError("a structured answer's schema must be of type object")
     conversation = list(messages)
-    usage, retries = Usage(), 0
+    usage, retries, dropped = Usage(), 0, 0
     fmt: Format = "json_schema" if llm.json_schema else "json_object"
     for attempt in (1, 2):
         request = _request(
@@ -340,19 +275,27 @@ def ask(
                 retries,
             )
         try:
-            value = check_answer(answer.text, schema)
+            got = _read(answer.text, schema, leniency)
         except ValueError as problem:
+            dropped += problem.dropped if isinstance(problem, Unusable) else 0
             if attempt == 2:
-                raise _spent(
-                    LLMOutputError(f"dropped after a retry: {problem}"), usage, retries
-                ) from None
+                failure = LLMOutputError(f"dropped after a retry: {problem}")
+                failure.dropped_items = dropped
+                raise _spent(failure, usage, retries) from None
             # once more, with the model's answer and what is wrong with it
             conversation += [
                 Message("assistant", answer.text[:4_000]),
                 Message("user", f"{problem}. Answer again with the corrected JSON object only."),
             ]
             continue
-        return Structured(value, usage, retries, attempt, fmt)
+        if got.dropped:
+            _log.warning(
+                "%s: %d item(s) of the answer dropped as invalid: %s",
+                name,
+                got.dropped,
+                "; ".join(got.problems[:5]),
+            )
+        return Structured(got.value, usage, retries, attempt, fmt, dropped + got.dropped)
     raise AssertionError("unreachable: the second attempt returns or raises")
 
 

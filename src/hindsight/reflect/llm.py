@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from hindsight.extract.base import PROMPT_BLOCK
 from hindsight.extract.llm import key_of
-from hindsight.llm import Message
+from hindsight.llm import Leniency, Message
 from hindsight.models import Kind, Memory
 from hindsight.reflect.drafts import Draft, clip, role_of, unique
 from hindsight.reflect.lessons import MAX_REFLECTION_CHARS
@@ -90,6 +90,18 @@ LESSON_SCHEMA: Final[dict[str, Any]] = {
     "required": ["lessons", "digests"],
     "additionalProperties": False,
 }
+#: Other names models give the answers' fields; a bare list is a list of lessons.
+SUMMARY_LENIENCY: Final = Leniency(aliases={"text": "summary", "content": "summary"})
+LESSON_LENIENCY: Final = Leniency(
+    aliases={
+        "text": "lesson",
+        "memories": "evidence",
+        "labels": "evidence",
+        "subject": "topic",
+        "summary": "digest",
+    },
+    list_key="lessons",
+)
 _SUMMARY_SYSTEM: Final = (
     "You summarise one conversation session for an assistant's long-term memory. Say who "
     "took part and when, then what was stated, decided, asked for and done, in the order "

@@ -125,13 +125,14 @@ class UsageEntry:
     retries: int = 0
     dropped: bool = False  # the answer was invalid and nothing of it was used
     cost: float | None = None
+    dropped_items: int = 0  # items of its answers left out as invalid
 
 
 @dataclass(frozen=True, slots=True)
 class UsageRow:
     """LLM use added up for one owner, operation and model: calls, failed calls,
-    transport retries, dropped answers, tokens, and cost (USD; None when no call of
-    them had a price)."""
+    transport retries, dropped answers, tokens, cost (USD; None when no call of them had
+    a price), and items of answers dropped as invalid (the rest of each answer kept)."""
 
     owner: str
     operation: str
@@ -143,6 +144,7 @@ class UsageRow:
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
+    dropped_items: int = 0
 
 
 #: A queued job's states: ``pending`` (runs once ``not_before`` has passed), ``deferred``

@@ -190,6 +190,10 @@ TRUSTED = """
     CREATE INDEX memories_owner_trust ON memories (owner, trust)
 """
 
+# Items dropped from LLM answers (SQLite 13, PostgreSQL 11): an answer is read item by
+# item, and a bad item is left out and counted here instead of sinking the answer.
+DROPPED_ITEMS = "ALTER TABLE llm_usage ADD COLUMN dropped_items INTEGER NOT NULL DEFAULT 0"
+
 SQLITE: list[Migration] = [
     (
         1,
@@ -320,6 +324,7 @@ SQLITE: list[Migration] = [
     (10, SPEAKERS),
     (11, JOB_QUEUE.format(real="REAL")),
     (12, TRUSTED),
+    (13, DROPPED_ITEMS),
 ]
 
 
@@ -427,6 +432,7 @@ POSTGRES: list[Migration] = [
     (8, SPEAKERS),
     (9, JOB_QUEUE.format(real="DOUBLE PRECISION")),
     (10, TRUSTED),
+    (11, DROPPED_ITEMS),
 ]
 
 

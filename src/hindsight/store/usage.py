@@ -17,8 +17,8 @@ def record(db: Database, entry: UsageEntry) -> None:
     with db.tx() as conn:
         conn.execute(
             "INSERT INTO llm_usage (at, owner, operation, provider, model, prompt_tokens, "
-            "completion_tokens, failures, retries, dropped, cost) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "completion_tokens, failures, retries, dropped, cost, dropped_items) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 entry.at.timestamp(),
                 entry.owner,
@@ -31,6 +31,7 @@ def record(db: Database, entry: UsageEntry) -> None:
                 entry.retries,
                 int(entry.dropped),
                 entry.cost,
+                entry.dropped_items,
             ),
         )
 
@@ -52,7 +53,8 @@ def read(
     # coalesce(model, ''): GROUP BY keeps NULL apart on both databases, but say so
     rows = db.read(
         "SELECT owner, operation, model, count(*), sum(failures), sum(retries), "
-        "sum(dropped), sum(prompt_tokens), sum(completion_tokens), sum(cost) "
+        "sum(dropped), sum(prompt_tokens), sum(completion_tokens), sum(cost), "
+        "sum(dropped_items) "
         f"FROM llm_usage {cond} GROUP BY owner, operation, model "
         "ORDER BY owner, operation, coalesce(model, '')",
         params,
@@ -69,6 +71,7 @@ def read(
             prompt_tokens=int(r[7]),
             completion_tokens=int(r[8]),
             cost=None if r[9] is None else float(r[9]),
+            dropped_items=int(r[10]),
         )
         for r in rows
     ]
