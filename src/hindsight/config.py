@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from hindsight.validate import time_zone
 
@@ -42,6 +42,13 @@ class Settings(BaseSettings):
     # PostgreSQL connections each server keeps (made as needed): its requests read side by
     # side on them. Size the database's max_connections for servers x this (and spares)
     database_pool_size: int = Field(default=8, ge=2)
+    # hot standbys of that database (one URL, or several separated by spaces) that take
+    # recall's reads; writes and every other read stay on the primary, and a request
+    # reads its own writes (see hindsight.store.replicas)
+    database_read_url: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False)
+    # a standby whose replay lags further behind than this is passed over (the primary
+    # answers) until it has caught up
+    database_read_max_lag_seconds: float = Field(default=10.0, gt=0)
     embedding_provider: str = "minilm"
     extractor: str = "heuristic"
     # write checkpoints in force, by registered name, in the order they review a write
@@ -230,6 +237,15 @@ class Settings(BaseSettings):
         if value is not None and not value.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be a PostgreSQL URL: postgresql://user:password@host/db")
         return value
+
+    @field_validator("database_read_url", mode="before")
+    @classmethod
+    def _read_urls(cls, value: Any) -> Any:
+        urls = value.split() if isinstance(value, str) else value
+        for url in urls if isinstance(urls, list) else ():
+            if not str(url).startswith(("postgresql://", "postgres://")):
+                raise ValueError(f"must be PostgreSQL URLs separated by spaces, not {url!r}")
+        return urls
 
     @field_validator("review_webhook_url")
     @classmethod

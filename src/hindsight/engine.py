@@ -70,6 +70,7 @@ from hindsight.store import (
     open_store,
     open_working,
 )
+from hindsight.store.replicas import replica_reads
 from hindsight.transfer import memory_to_dict
 from hindsight.work import JobQueueOps, Work, Worker
 
@@ -359,17 +360,18 @@ class Hindsight(Conversations, JobQueueOps):
             extra = self._expander.expand(next(iter(weights)), query)
         now = self._now()
         self._live(flt, now)
-        results = self._recall.recall(
-            self.principal,
-            flt,
-            query,
-            k=k,
-            weights=weights,
-            zone=zone,
-            token_budget=token_budget,
-            now=now,
-            extra=extra,
-        )
+        with replica_reads():  # on a read replica, where one is set and has caught up
+            results = self._recall.recall(
+                self.principal,
+                flt,
+                query,
+                k=k,
+                weights=weights,
+                zone=zone,
+                token_budget=token_budget,
+                now=now,
+                extra=extra,
+            )
         if self.settings.audit_recalls:
             self._audit_recall(list(weights), query, k, results)
         return results

@@ -8,6 +8,7 @@ counted in memory and written in batches, off the hot path.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -50,8 +51,10 @@ _T = TypeVar("_T")
 
 
 def _started(fn: Callable[[], _T]) -> Future[_T]:
-    """``fn()``, begun on a thread of its own."""
+    """``fn()``, begun on a thread of its own (in the caller's context: its reads go
+    where the caller's would, :mod:`hindsight.store.replicas`)."""
     future: Future[_T] = Future()
+    context = contextvars.copy_context()
 
     def run() -> None:
         try:
@@ -59,7 +62,7 @@ def _started(fn: Callable[[], _T]) -> Future[_T]:
         except BaseException as exc:  # raised to the caller, as if it had called fn
             future.set_exception(exc)
 
-    threading.Thread(target=run, name="hindsight-dense", daemon=True).start()
+    threading.Thread(target=context.run, args=(run,), name="hindsight-dense", daemon=True).start()
     return future
 
 

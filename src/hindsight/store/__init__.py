@@ -65,6 +65,8 @@ def _open_database(settings: Settings) -> Database:
             settings.database_url,
             statement_timeout=settings.statement_timeout_seconds,
             pool_size=settings.database_pool_size,
+            read_urls=settings.database_read_url,
+            read_max_lag=settings.database_read_max_lag_seconds,
         )
     from hindsight.store.sqlite import SQLiteDatabase
 

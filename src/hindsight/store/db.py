@@ -48,14 +48,16 @@ class Database(abc.ABC):
         self.held: Connection | None = None  # the transaction of exclusive(), if open
 
     @contextmanager
-    def tx(self) -> Iterator[Connection]:
+    def tx(self, read_back: bool = True) -> Iterator[Connection]:
         """One write transaction, all or nothing (see `log_order` for what it orders);
-        inside :meth:`exclusive`, the transaction it holds open."""
+        inside :meth:`exclusive`, the transaction it holds open. ``read_back=False``:
+        this process's reads need not see it at once (a bookkeeping write, such as
+        the audit log; a read replica that lags it may still answer them)."""
         with self.lock:
             if self.held is not None:
                 yield self.held
                 return
-            with self._begin() as conn:
+            with self._begin(read_back) as conn:
                 yield conn
 
     @contextmanager
@@ -74,8 +76,8 @@ class Database(abc.ABC):
                     self.held = None
 
     @abc.abstractmethod
-    def _begin(self) -> AbstractContextManager[Connection]:
-        """A write transaction, under ``lock``."""
+    def _begin(self, read_back: bool = True) -> AbstractContextManager[Connection]:
+        """A write transaction, under ``lock`` (``read_back``: see :meth:`tx`)."""
 
     def hold(self, conn: Connection, owners: Sequence[str]) -> None:  # noqa: B027 - a hook
         """In a write transaction: keep other processes' writers of these owners waiting

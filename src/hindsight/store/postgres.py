@@ -12,17 +12,19 @@ order, which is what lets a cache trust "everything up to the head".
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from hindsight.errors import StoreError
 from hindsight.store.db import Connection, Cursor, Database
 from hindsight.store.migrations import POSTGRES, migrate
+from hindsight.store.replicas import PRIMARY_LSN, Standby, Standbys, reading_replicas
 
 try:
     import psycopg
@@ -70,13 +72,16 @@ _LOG_LOCK = zlib.crc32(b"hindsight writers")  # pg_advisory_xact_lock's key
 _SCHEMA_LOCK = zlib.crc32(b"hindsight migrations")
 _OWNER_LOCKS = 0x68730000  # the int4 class of per-owner write locks (with hashtext(owner))
 _IDLE = psycopg.pq.TransactionStatus.IDLE
+_SNAPSHOT: Final = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+_log = logging.getLogger("hindsight.store")
 
 
 class _Conn:
     """A psycopg connection that takes the shared SQL's ``?`` placeholders."""
 
-    def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    def __init__(self, conn: psycopg.Connection[tuple[Any, ...]], *, standby: bool) -> None:
         self.raw = conn
+        self.standby = standby  # a read replica's (hindsight.store.replicas)
         self.applied = 0  # how many of the database's session settings it has run
 
     def execute(self, sql: str, params: Any = (), /) -> Cursor:
@@ -171,7 +176,13 @@ class PostgresDatabase(Database):
     vector_backend = "pgvector"
 
     def __init__(
-        self, url: str, *, statement_timeout: float | None = None, pool_size: int = 8
+        self,
+        url: str,
+        *,
+        statement_timeout: float | None = None,
+        pool_size: int = 8,
+        read_urls: Sequence[str] = (),
+        read_max_lag: float = 10.0,
     ) -> None:
         super().__init__()
         if pool_size < 2:  # a writer holds one while it waits for an index a reader holds
@@ -180,7 +191,18 @@ class PostgresDatabase(Database):
         self._session: list[str] = []  # settings every connection gets (see `configure`)
         self._added = 0  # memories this process added since the statistics were taken
         self._local = threading.local()  # .conn: this thread's transaction's connection
-        self._pool = _Pool(self._connect, pool_size, wait=statement_timeout or 30.0)
+        wait = statement_timeout or 30.0
+        self._pool = _Pool(lambda: self._connect(self._url), pool_size, wait=wait)
+        # recall's reads, on hot standbys (never migrated: a standby refuses writes)
+        self.standbys = (
+            Standbys(
+                list(read_urls),
+                lambda u: _Pool(lambda: self._connect(u), pool_size, wait=wait),
+                max_lag=read_max_lag,
+            )
+            if read_urls
+            else None
+        )
         try:
             migrate(self._migrating, POSTGRES, real="DOUBLE PRECISION")
         except psycopg.Error as exc:
@@ -193,10 +215,11 @@ class PostgresDatabase(Database):
         if statement_timeout is not None:  # a stuck database holds no call longer than this
             self.configure(f"SET statement_timeout = {max(1, round(statement_timeout * 1000))}")
 
-    def _connect(self) -> _Conn:
+    def _connect(self, url: str) -> _Conn:
         try:
-            conninfo = psycopg.conninfo.make_conninfo(self._url, connect_timeout=10)
-            conn = _Conn(psycopg.connect(f"{conninfo} {_KEEPALIVE}", autocommit=True))
+            conninfo = psycopg.conninfo.make_conninfo(url, connect_timeout=10)
+            raw = psycopg.connect(f"{conninfo} {_KEEPALIVE}", autocommit=True)
+            conn = _Conn(raw, standby=url != self._url)
             self._configured(conn)
             return conn
         except psycopg.Error as exc:
@@ -261,13 +284,19 @@ class PostgresDatabase(Database):
     def close(self) -> None:
         with self.lock:
             self._pool.close()
+            if self.standbys is not None:
+                self.standbys.close()
 
     @contextmanager
-    def _begin(self) -> Iterator[Connection]:
+    def _begin(self, read_back: bool = True) -> Iterator[Connection]:
         with self.lock:
             try:
-                with self._bound() as conn, conn.raw.transaction():
-                    yield conn
+                with self._bound() as conn:
+                    with conn.raw.transaction():
+                        yield conn
+                    if read_back and self.standbys is not None:  # this process reads its writes
+                        (lsn,) = conn.execute(f"SELECT {PRIMARY_LSN}").fetchone()
+                        self.standbys.saw(int(lsn))
             except psycopg.Error as exc:
                 raise StoreError(f"store write failed: {first_line(exc)}") from exc
 
@@ -276,11 +305,60 @@ class PostgresDatabase(Database):
             conn.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_OWNER_LOCKS, owner))
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        standby = self._standby()
+        if standby is not None:
+            try:
+                with self._on(standby) as conn:
+                    return conn.execute(sql, params).fetchall()
+            except (psycopg.Error, StoreError) as exc:  # the primary answers it instead
+                self._standby_failed(standby, exc)
         try:
             with self.connection() as conn:
                 return conn.execute(sql, params).fetchall()
         except psycopg.Error as exc:
             raise StoreError(f"store query failed: {first_line(exc)}") from exc
+
+    def _standby(self) -> Standby | None:
+        """The standby a read outside a transaction goes to now, if any (see
+        :mod:`hindsight.store.replicas`)."""
+        if self.standbys is None or not reading_replicas():
+            return None
+        if getattr(self._local, "conn", None) is not None:
+            return None  # in a transaction or snapshot: it keeps its connection
+        return self.standbys.pick()
+
+    @contextmanager
+    def _on(self, standby: Standby) -> Iterator[_Conn]:
+        conn = standby.pool.get()
+        try:
+            self._configured(conn)
+            yield conn
+        finally:
+            standby.pool.put(conn)
+
+    def _standby_failed(self, standby: Standby, exc: BaseException) -> None:
+        assert self.standbys is not None
+        if isinstance(exc, psycopg.OperationalError | StoreError):
+            self.standbys.failed(standby, exc)  # unreachable: passed over for a while
+        else:  # e.g. a query cancelled by a conflict with recovery: this one read only
+            _log.warning("read on replica %s failed, reading the primary: %s", standby.name, exc)
+
+    @contextmanager
+    def reading(self) -> Iterator[_Conn]:
+        """A connection for one read outside a transaction: a standby's in a recall
+        (:mod:`hindsight.store.replicas`), else as :meth:`connection`. A standby that fails
+        here fails this read and is passed over by the next."""
+        standby = self._standby()
+        if standby is None:
+            with self.connection() as conn:
+                yield conn
+            return
+        try:
+            with self._on(standby) as conn:
+                yield conn
+        except (psycopg.Error, StoreError) as exc:
+            self._standby_failed(standby, exc)
+            raise
 
     def month_of(self, column: str) -> str:
         return f"to_char(to_timestamp({column}) AT TIME ZONE 'UTC', 'YYYY-MM')"
@@ -300,16 +378,56 @@ class PostgresDatabase(Database):
             yield
             return
         try:
-            with self._bound() as conn, conn.raw.transaction():
-                conn.raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                yield
+            with self._snapshot_conn() as conn:
+                outer, self._local.conn = getattr(self._local, "conn", None), conn
+                try:
+                    yield
+                finally:
+                    self._local.conn = outer
         except psycopg.Error as exc:
             raise StoreError(f"store query failed: {first_line(exc)}") from exc
+
+    @contextmanager
+    def _snapshot_conn(self) -> Iterator[_Conn]:
+        """A connection in a read-only, repeatable-read transaction: a standby's in a
+        recall, if one may serve and answers (else it is passed over), or the primary's."""
+        standby = self._standby()
+        if standby is not None:
+            opened = ExitStack()
+            try:
+                conn = opened.enter_context(self._on(standby))
+                opened.enter_context(conn.raw.transaction())
+                conn.raw.execute(_SNAPSHOT)
+            except (psycopg.Error, StoreError) as exc:
+                with suppress(psycopg.Error):
+                    opened.close()
+                self._standby_failed(standby, exc)
+            else:
+                try:
+                    with opened:
+                        yield conn
+                except psycopg.Error as exc:  # this read fails; the next passes it over
+                    self._standby_failed(standby, exc)
+                    raise
+                return
+        with self.connection() as conn, conn.raw.transaction():
+            conn.raw.execute(_SNAPSHOT)
+            yield conn
 
     def log_head(self, log: str) -> int:
         # Writers commit in seq order (one lock), so the largest visible seq is a head
         # no later commit can fall behind; pruning keeps the newest entries.
-        return int(self.read(f"SELECT coalesce(max(seq), 0) FROM {log}")[0][0])
+        head = f"SELECT coalesce(max(seq), 0) FROM {log}"
+        current: _Conn | None = getattr(self._local, "conn", None)
+        if self.standbys is None or (
+            current.standby if current is not None else self._standby() is not None
+        ):
+            return int(self.read(head)[0][0])
+        # read on the primary: a standby must have replayed this far before this
+        # process reads there, or its indexes would see the log go backwards
+        seq, lsn = self.read(f"{head.replace(' FROM', f', {PRIMARY_LSN} FROM')}")[0]
+        self.standbys.saw(int(lsn))
+        return int(seq)
 
     def wrote(self, added: int) -> None:
         """Refresh the planner's statistics once this process has added a tenth as many

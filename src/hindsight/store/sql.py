@@ -738,7 +738,7 @@ class SQLStore(Store):
 
     def identity(self) -> str:
         if self._identity is None:
-            with self.db.tx() as conn:  # made once, by whichever process asks first
+            with self.db.tx(read_back=False) as conn:  # made once, by whoever asks first
                 conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('store_id', ?) "
                     "ON CONFLICT (key) DO NOTHING",
@@ -753,7 +753,7 @@ class SQLStore(Store):
     def record_access(self, hits: dict[str, int], at: datetime) -> None:
         if not hits:
             return
-        with self.db.tx() as conn:  # rows in id order: two flushes lock them in one order
+        with self.db.tx(read_back=False) as conn:  # rows in id order: flushes lock in one order
             conn.executemany(
                 "UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? "
                 "WHERE id = ?",
@@ -894,7 +894,7 @@ class SQLStore(Store):
     # -- the audit log (rows and chain: hindsight.store.audit) --------------------------
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:
         if entries:
-            with self.db.tx() as conn:
+            with self.db.tx(read_back=False) as conn:
                 audit_log.append(self.db, conn, entries)
 
     def audit(

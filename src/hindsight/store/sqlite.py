@@ -45,7 +45,7 @@ class SQLiteDatabase(Database):
             self._conn.close()
 
     @contextmanager
-    def _begin(self) -> Iterator[Connection]:
+    def _begin(self, read_back: bool = True) -> Iterator[Connection]:
         with self.lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")

@@ -86,7 +86,7 @@ class PgVectors:
         ef = min(1000, max(_EF_SEARCH, 2 * k))  # HNSW's candidate list: twice what is asked
         exact = self.searched_exactly(flt, rows)  # before a connection is taken: no wait holds one
         try:
-            with self._db.connection() as conn:
+            with self._db.reading() as conn:  # a read replica's in a recall, if one is set
                 if exact:
                     found = conn.execute(*self.query(flt, query, k, exact=True)).fetchall()
                 else:
