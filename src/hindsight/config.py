@@ -59,6 +59,8 @@ class Settings(BaseSettings):
     # then the endpoint is down: writes queue their vectors, recall drops the dense channel
     embedding_max_retries: int = Field(default=3, ge=0, le=10)
     embedding_retry_base_seconds: float = Field(default=0.5, ge=0)
+    # once down, calls fail at once for this long instead of each waiting out its retries
+    embedding_down_seconds: float = Field(default=10.0, ge=0)
     # texts sent in one request
     embedding_batch_size: int = Field(default=64, gt=0, le=2_048)
     extractor: str = "heuristic"

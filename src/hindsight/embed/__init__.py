@@ -42,6 +42,7 @@ def _openai(settings: Settings, options: Options) -> Embeddings:
         max_retries=settings.embedding_max_retries,
         retry_base=settings.embedding_retry_base_seconds,
         batch_size=settings.embedding_batch_size,
+        cooldown=settings.embedding_down_seconds,
     )
 
 
