@@ -302,3 +302,39 @@ def test_an_onnx_folder_refuses_another_tokenizer(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path, embedding_provider="onnx", embedding_model_dir=folder)
     with pytest.raises(EmbeddingError, match="BPE tokenizer; only WordPiece"):
         from_settings(settings)
+
+
+# -- the command line and the servers ----------------------------------------------------------
+def test_the_cli_keeps_a_retain_through_an_outage_and_drains_it(
+    tmp_path: Path, http: EmbeddingServer
+) -> None:
+    from click.testing import CliRunner
+
+    from hindsight.cli import cli
+
+    env = {
+        "HINDSIGHT_EMBEDDING_PROVIDER": "openai",
+        "HINDSIGHT_EMBEDDING_BASE_URL": http.url,
+        "HINDSIGHT_EMBEDDING_MODEL": MODEL,
+        "HINDSIGHT_EMBEDDING_API_KEY": "sk-test",
+        "HINDSIGHT_EMBEDDING_MAX_RETRIES": "0",
+        "HINDSIGHT_SQLITE_SYNCHRONOUS": "OFF",
+    }
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["--home", str(tmp_path), *args], env=env)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    run("retain", "--owner", "user:alice", "My sister lives in Lyon.")
+    http.stop()
+    run("retain", "--owner", "user:alice", "I play the cello every Sunday.")
+    found = json.loads(run("recall", "--owner", "user:alice", "cello", "--json"))
+    hits = found["results"]
+    assert "cello" in hits[0]["content"]
+    assert hits[0]["explanation"]["unavailable"] == ["dense"]
+    http.start()
+    assert json.loads(run("jobs", "wait", "--json"))["done"] == 1
+    found = json.loads(run("recall", "--owner", "user:alice", "which instrument?", "--json"))
+    hits = found["results"]
+    assert "dense" in hits[0]["explanation"]["channels"]
