@@ -24,7 +24,6 @@ from hindsight.errors import EmbeddingUnavailableError
 from hindsight.jobs import reembed
 
 TEXTS = ["The cat sleeps on the sofa.", "Stock prices fell.", "I love jazz.", "Paris", "tea"]
-pytestmark = pytest.mark.embedded  # the binding is the store's, whatever its backend
 
 
 @pytest.fixture
