@@ -337,3 +337,16 @@ def test_the_cli_keeps_a_retain_through_an_outage_and_drains_it(
     found = json.loads(run("recall", "--owner", "user:alice", "which instrument?", "--json"))
     hits = found["results"]
     assert "dense" in hits[0]["explanation"]["channels"]
+
+
+def test_mcp_says_which_channel_a_recall_went_without(
+    settings: Settings, http: EmbeddingServer
+) -> None:
+    from hindsight.mcpserver import _why
+
+    configured = over_http(settings, http, embedding_api_key=SecretStr("sk-test"))
+    with Hindsight(configured) as hs:
+        hs.retain("user:alice", "I love jazz.")
+        http.stop()
+        (hit, *_) = hs.recall("user:alice", "jazz")
+    assert _why(hit).endswith("; without dense (unavailable)")
