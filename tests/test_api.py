@@ -116,7 +116,9 @@ def test_recall_explains_and_searches_weighted_owners(api: TestClient) -> None:
         "owner_weight",
         "final",
         "confidence",
+        "unavailable",  # channels this recall went without: none
     }
+    assert found[0]["explanation"]["unavailable"] == []
     both = ok(
         api.post(
             "/v1/recall",

@@ -49,7 +49,27 @@ class Settings(BaseSettings):
     # a standby whose replay lags further behind than this is passed over (the primary
     # answers) until it has caught up
     database_read_max_lag_seconds: float = Field(default=10.0, gt=0)
+    # the embedding model (hindsight.embed): "minilm" (bundled, offline), "openai" (any
+    # server of OpenAI's /embeddings protocol: OpenAI, Ollama, vLLM, LM Studio, TEI) or
+    # "onnx" (a sentence-transformers ONNX export in embedding_model_dir); a plugin may
+    # add more. Vectors record their model: changing it needs `hindsight reembed`
     embedding_provider: str = "minilm"
+    embedding_base_url: str | None = None  # e.g. http://127.0.0.1:11434/v1
+    embedding_model: str | None = None
+    # sent as "Authorization: Bearer"; never stored, logged or shown in a repr
+    embedding_api_key: SecretStr | None = Field(default=None, repr=False)
+    # asked of the model (OpenAI's text-embedding-3 shorten their vectors); else its own
+    embedding_dimensions: int | None = Field(default=None, gt=0)
+    embedding_model_dir: Path | None = None
+    embedding_timeout_seconds: float = Field(default=30.0, gt=0)
+    # retries of a call after a connection error, a timeout, 429 or 5xx, backing off;
+    # then the endpoint is down: writes queue their vectors, recall drops the dense channel
+    embedding_max_retries: int = Field(default=3, ge=0, le=10)
+    embedding_retry_base_seconds: float = Field(default=0.5, ge=0)
+    # once down, calls fail at once for this long instead of each waiting out its retries
+    embedding_down_seconds: float = Field(default=10.0, ge=0)
+    # texts sent in one request
+    embedding_batch_size: int = Field(default=64, gt=0, le=2_048)
     extractor: str = "heuristic"
     # write checkpoints in force, by registered name, in the order they review a write
     checkpoints: list[str] = Field(default_factory=list)
@@ -261,7 +281,7 @@ class Settings(BaseSettings):
             raise ValueError("must be a Redis URL: redis://host:6379/0")
         return value
 
-    @field_validator("llm_base_url")
+    @field_validator("llm_base_url", "embedding_base_url")
     @classmethod
     def _llm_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

@@ -29,20 +29,23 @@ import abc
 import enum
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from hindsight import validate
 from hindsight.access import Principal
 from hindsight.embed import Embeddings
 from hindsight.embed.base import Vectors
-from hindsight.errors import ConflictError, WriteRefusedError
+from hindsight.errors import ConflictError, EmbeddingUnavailableError, WriteRefusedError
 from hindsight.models import HELD, Kind, Memory
 from hindsight.registry import Registry
-from hindsight.store import AuditEntry, Filter, Request, Store
+from hindsight.store import AuditEntry, Filter, QueuedJob, Request, Store
 from hindsight.write import Plan, Vector, embedding_text
+
+_log = logging.getLogger("hindsight.door")
 
 
 class Operation(enum.StrEnum):
@@ -223,7 +226,7 @@ class Door:
             raise
         plan.result.note(m for m, _ in plan.memories())  # what the checks made of it
         _keep_links_within_owners(plan, self.store)
-        self._embed(plan, encoded)
+        self._embed(context, plan, encoded)
         request = None
         if once is not None:
             request = Request(
@@ -236,7 +239,7 @@ class Door:
             )
         if plan.inserts or plan.updates or plan.jobs or request is not None:
             self.store.write(
-                insert=[(m, v) for m, v in plan.inserts if v is not None],
+                insert=plan.inserts,
                 update=list(plan.updates.values()),
                 request=request,
                 jobs=plan.jobs,
@@ -293,11 +296,14 @@ class Door:
         ]
         if not due:
             return
-        vectors = self.embedder.encode_documents([embedding_text(m) for m in due])
+        try:
+            vectors = self.embedder.encode_documents([embedding_text(m) for m in due])
+        except EmbeddingUnavailableError:
+            return  # the door queues them (_embed); the checkpoints judge them by words
         for memory, vector in zip(due, vectors, strict=True):
             plan.updates[memory.id] = (memory, vector)
 
-    def _embed(self, plan: Plan, encoded: dict[str, str]) -> None:
+    def _embed(self, context: WriteContext, plan: Plan, encoded: dict[str, str]) -> None:
         """Make the vectors the plan lacks, and remake those whose text a checkpoint changed."""
         rows = [
             *((m, v, True) for m, v in plan.inserts),
@@ -311,16 +317,51 @@ class Door:
         ]
         if not due:
             return
-        vectors = dict(
-            zip(
-                (m.id for m in due),
-                self.embedder.encode_documents([embedding_text(m) for m in due]),
-                strict=True,
-            )
-        )
+        try:
+            made = self.embedder.encode_documents([embedding_text(m) for m in due])
+        except EmbeddingUnavailableError as exc:
+            # the endpoint is down: the memories are written without (new) vectors, found
+            # by their words at once, and a job makes the vectors once it answers again
+            _log.warning("%d memories wait for their vectors: %s", len(due), exc)
+            plan.jobs.extend(embedding_jobs(context, due, self.embedder.model_id))
+            stale = {m.id for m in due}
+            plan.inserts = [(m, None if m.id in stale else v) for m, v in plan.inserts]
+            plan.updates = {
+                mid: (m, None if mid in stale else v) for mid, (m, v) in plan.updates.items()
+            }
+            plan.needs_vector.clear()
+            return
+        vectors = dict(zip((m.id for m in due), made, strict=True))
         plan.inserts = [(m, vectors.get(m.id, v)) for m, v in plan.inserts]
         plan.updates = {mid: (m, vectors.get(mid, v)) for mid, (m, v) in plan.updates.items()}
         plan.needs_vector.clear()
+
+
+EMBED: Final = "embed"
+
+
+def embedding_jobs(
+    context: WriteContext, memories: Sequence[Memory], model: str
+) -> list[QueuedJob]:
+    """Jobs that make the vectors of ``memories`` (written while the embedding endpoint
+    was down), one per owner, run by the queue until the endpoint answers; the id names
+    the model and the memories, so the same work is queued once."""
+    by_owner: dict[str, list[str]] = {}
+    for memory in memories:
+        by_owner.setdefault(memory.owner, []).append(memory.id)
+    jobs = []
+    for owner, ids in sorted(by_owner.items()):
+        key = "\0".join([EMBED, owner, model, *ids])
+        jobs.append(
+            QueuedJob(
+                id="j_" + hashlib.sha256(key.encode()).hexdigest()[:28],
+                owner=owner,
+                operation=EMBED,
+                payload={"memories": ids, "model": model, "principal": context.principal.name},
+                created_at=context.at,
+            )
+        )
+    return jobs
 
 
 def _held(m: Memory) -> dict[str, Any]:

@@ -19,14 +19,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hindsight import review, validate, views
+from hindsight import embed, review, validate, views
 from hindsight.access import TRUSTED, Principal
 from hindsight.config import Settings
 from hindsight.conversations import Conversations
 from hindsight.distil import Distil
 from hindsight.door import Checkpoint, Door, Once, Operation, WriteContext, checkpoints
 from hindsight.embed import Embeddings
-from hindsight.embed import registry as embedders
 from hindsight.errors import (
     LLMUnavailableError,
     NotFoundError,
@@ -116,7 +115,8 @@ class Hindsight(Conversations, JobQueueOps):
         self.settings = settings = settings or Settings()
         # every "now" of the engine: tests and replays give a simulated one
         self._clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
-        self.embedder = embedder or embedders.create(settings.embedding_provider, settings)
+        self._own_embedder = embedder is None
+        self.embedder = embedder or embed.from_settings(settings)
         self.extractor = extractor or extractors.create(settings.extractor, settings)
         if checks is None:
             # the guard always, first; with an LLM, the LLM check's trigger after them all
@@ -125,10 +125,15 @@ class Hindsight(Conversations, JobQueueOps):
             checks = [checkpoints.create(name, settings) for name in names]
         self.store = store or open_store(settings)
         try:
+            # a model that tells its dimension only by answering takes the store's, when
+            # the store is bound to it: opening calls no endpoint
+            self.embedder.settle(self.store.embedding_binding())
             self.store.bind_embedding(self.embedder.model_id, self.embedder.dimension)
             self.working = open_working(settings, self.store)
         except BaseException:
             self.store.close()
+            if self._own_embedder:
+                self.embedder.close()
             raise
         self.principal: Principal = TRUSTED
         self._zone = validate.time_zone(settings.timezone)  # the users' days
@@ -170,7 +175,9 @@ class Hindsight(Conversations, JobQueueOps):
         )
         self._expander = Expander(settings, self.llm)
         self._worker: Worker | None = None
-        if self.llm.configured and settings.llm_worker:
+        # the queue runs where an LLM is configured, or a remote embedding model whose
+        # outages leave vectors to make
+        if (self.llm.configured or self.embedder.remote) and settings.llm_worker:
             self._worker = Worker(self._work)
             self._door.queued = self._worker.wake
         self._is_view = False
@@ -198,6 +205,8 @@ class Hindsight(Conversations, JobQueueOps):
             if self._notifier is not None:
                 self._notifier.close()
             self.llm.close()
+            if self._own_embedder:
+                self.embedder.close()
         finally:
             self.store.close()
 

@@ -15,6 +15,8 @@ each boundary (CLI, REST, MCP) maps these classes once::
     ├── StoreError             the store failed or is unreachable
     │   └── StoreTimeoutError  the store did not answer in time
     ├── EmbeddingError         the embedding provider failed
+    │   └── EmbeddingUnavailableError  its endpoint is down, timing out or failing (5xx)
+    │                          after every retry: writes queue their vectors
     ├── ExtractionError        the extractor failed: nothing was written
     ├── LLMError               the LLM provider failed (hindsight.llm); callers keep the
     │   │                      offline path
@@ -80,6 +82,12 @@ class StoreTimeoutError(StoreError, TimeoutError):
 
 class EmbeddingError(HindsightError):
     """The embedding provider failed."""
+
+
+class EmbeddingUnavailableError(EmbeddingError):
+    """The embedding endpoint could not be reached, timed out or failed (429, 5xx) after
+    every retry. A retain still succeeds and queues its vectors; recall drops the dense
+    channel and says so."""
 
 
 class ExtractionError(HindsightError):

@@ -9,6 +9,7 @@ through :class:`~hindsight.door.Door` with a planner that reads the store under 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
@@ -18,7 +19,13 @@ from hindsight import validate, views
 from hindsight.config import Settings
 from hindsight.door import Door, Once, StoreKnown, WriteContext
 from hindsight.embed import Embeddings
-from hindsight.errors import ExtractionError, HindsightError, NotFoundError, ValidationError
+from hindsight.errors import (
+    EmbeddingUnavailableError,
+    ExtractionError,
+    HindsightError,
+    NotFoundError,
+    ValidationError,
+)
 from hindsight.extract import Extracted, Extractor
 from hindsight.models import (
     ROLE_OF_SOURCE,
@@ -35,7 +42,9 @@ from hindsight.reflect import Changes, Draft, reconcile
 from hindsight.store import QueuedJob
 from hindsight.transfer import memory_from_dict
 from hindsight.work import extraction_jobs
-from hindsight.write import Candidate, Plan, embedding_text, plan
+from hindsight.write import Candidate, Plan, Vector, embedding_text, plan
+
+_log = logging.getLogger("hindsight.ingest")
 
 SOURCE_OF_ROLE: Final = {
     "user": Source.USER,
@@ -317,6 +326,15 @@ class Ingest:
             return views.retained_from(done)  # made before: nothing to embed
         return self._write(context, memories, once)
 
+    def _vectors(self, memories: Sequence[Memory]) -> list[Vector | None]:
+        """The memories' vectors; all None while the embedding endpoint is down (the
+        write goes on, and the door queues a job that makes them)."""
+        try:
+            return list(self.embedder.encode_documents([embedding_text(m) for m in memories]))
+        except EmbeddingUnavailableError as exc:
+            _log.warning("writing without vectors, queued for later: %s", exc)
+            return [None] * len(memories)
+
     def _write(
         self,
         context: WriteContext,
@@ -328,7 +346,7 @@ class Ingest:
     ) -> RetainResult:
         """Embed and commit ``memories``; ``queue`` names the jobs the write queues (in
         its transaction), from its plan."""
-        vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
+        vectors = self._vectors(memories)
         retires = replaces or {}
         candidates = [
             Candidate(m, v, retires.get(m.id, ())) for m, v in zip(memories, vectors, strict=True)
@@ -427,8 +445,7 @@ class Ingest:
         once = Once.of(request_id, records, imported)
         if once is not None and (done := self.door.recorded(context, once)) is not None:
             return _counts(done)  # made before: nothing to embed
-        vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
-        pairs = list(zip(memories, vectors, strict=True))
+        pairs = list(zip(memories, self._vectors(memories), strict=True))
 
         def planner(known: StoreKnown) -> Plan:
             owner_of = {m.id: m.owner for m in known.store.get([m.id for m in memories])}

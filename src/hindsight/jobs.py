@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
+from hindsight import embed
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
-from hindsight.embed import registry as embedders
 from hindsight.errors import HindsightError, ValidationError
 from hindsight.store import open_store
 from hindsight.write import embedding_text
@@ -203,10 +203,12 @@ def reembed(
     batch. A store already of the configured model is left as it is (returns 0).
     """
     settings = settings or Settings()
-    embedder = embedder or embedders.create(settings.embedding_provider, settings)
+    made = embedder is None
+    embedder = embedder or embed.from_settings(settings)
     store = open_store(settings)
     done = 0
     try:
+        embedder.settle(store.embedding_binding())
         store.bind_embedding(embedder.model_id, embedder.dimension, rebind=True)
         while batch := store.stale_vectors(REEMBED_BATCH):
             for memory in batch:
@@ -219,4 +221,6 @@ def reembed(
         store.finish_rebind()
     finally:
         store.close()
+        if made:
+            embedder.close()
     return done

@@ -195,10 +195,14 @@ class Explanation:
     # the confidence the "confidence" boost used: the stored one decayed for the weeks the
     # memory went unused (hindsight.lifecycle); None where no decay applied
     confidence: float | None = None
+    # channels this recall went without, their source down (e.g. "dense": the embedding
+    # endpoint did not answer): the ranking is what the others found
+    unavailable: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             **({} if self.confidence is None else {"confidence": round(self.confidence, 6)}),
+            **({"unavailable": list(self.unavailable)} if self.unavailable else {}),
             "channels": {
                 name: {"rank": hit.rank, "score": round(hit.score, 6)}
                 for name, hit in self.channels.items()

@@ -131,8 +131,8 @@ class RecallCache:
             flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget, extra=extra
         )
         ttl = int(_lifetime(results, flt, now, self.ttl))
-        if ttl < 1:
-            return results  # a result expires or retires at once: nothing to keep
+        if ttl < 1 or any(r.explanation.unavailable for r in results):
+            return results  # a result expires or retires at once, or a channel was down
         # the entry says until when (on the engine's clock) it answers, for a clock that
         # is not the wall's (a replay) outruns the cache's own expiry
         kept = {"until": now.timestamp() + ttl, "results": [_entry(r) for r in results]}

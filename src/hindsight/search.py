@@ -19,7 +19,7 @@ from typing import Final, TypeVar
 
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
-from hindsight.errors import StoreError
+from hindsight.errors import EmbeddingUnavailableError, StoreError
 from hindsight.guard import Policy, screen
 from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
@@ -118,11 +118,20 @@ class Search:
         now = self.clock()
         period = asked_period(query, now, zone)
         keyword = self.store.keyword_search(flt, query, n)
-        channels = {"dense": dense.result(), "bm25": keyword}
+        unavailable: list[str] = []
+        try:
+            channels = {"dense": dense.result(), "bm25": keyword}
+        except EmbeddingUnavailableError as exc:  # the keyword channel answers alone
+            _log.warning("recall without the dense channel: %s", exc)
+            channels, unavailable = {"bm25": keyword}, ["dense"]
         for i, sub in enumerate(extra, start=1):
-            channels[f"dense:{i}"] = self.store.vector_search(
-                flt, self.embedder.encode_query(sub), n
-            )
+            if not unavailable:
+                try:
+                    channels[f"dense:{i}"] = self.store.vector_search(
+                        flt, self.embedder.encode_query(sub), n
+                    )
+                except EmbeddingUnavailableError:
+                    unavailable.append("dense")
             channels[f"bm25:{i}"] = self.store.keyword_search(flt, sub, n)
         ranked = rank_channels(channels)
         fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)
@@ -160,6 +169,8 @@ class Search:
         scored = successors_first(scored, successors)
         scored = current_first(scored, query_terms(query), text_terms)
         results = pack(scored, k=k, token_budget=token_budget)
+        for result in results:
+            result.explanation.unavailable = unavailable
         self.note_access([r.memory.id for r in results], now)
         return results
 

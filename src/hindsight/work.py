@@ -1,6 +1,8 @@
 """Background work kept in the database: what an LLM does, off the write path.
 
-Four kinds of job: ``extract`` (memories from retained turns), ``summarize`` (the
+Five kinds of job: ``embed`` (the vectors of memories written while the embedding
+endpoint was down, queued by that write: :mod:`hindsight.door`; no LLM needed),
+``extract`` (memories from retained turns), ``summarize`` (the
 model's summary of a session, queued by ``summarize``), ``reflect`` (lessons and
 topic digests, queued by ``reflect``; :mod:`hindsight.reflect.llm`) and ``assess`` (the
 LLM check of held and untrusted memories, queued by a write that holds or writes one;
@@ -48,8 +50,9 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from hindsight import validate
 from hindsight.access import Principal
-from hindsight.door import Operation, WriteContext
+from hindsight.door import EMBED, Operation, WriteContext
 from hindsight.errors import (
+    EmbeddingUnavailableError,
     HindsightError,
     LLMBudgetError,
     LLMOutputError,
@@ -67,6 +70,7 @@ from hindsight.guard.assess import Assessor
 from hindsight.models import Kind, Memory, Turn
 from hindsight.reflect import llm as distil_prompts
 from hindsight.store import JOB_STATES, Filter, QueuedJob
+from hindsight.write import embedding_text
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
@@ -87,7 +91,10 @@ _BACKOFF: Final = 30.0
 _MAX_BACKOFF: Final = 3_600.0
 _KNOWN: Final = 8  # stored memories shown to the model as ones it may update
 # the provider unreachable or failing after its own retries, or the store busy: later
-_RETRYABLE: Final = (LLMTransportError, LLMTimeoutError, StoreError)
+_RETRYABLE: Final = (LLMTransportError, LLMTimeoutError, StoreError, EmbeddingUnavailableError)
+# while the embedding endpoint is down, an embed job waits this long between tries, its
+# tries not counted: it runs until the endpoint is back
+_EMBED_RETRY: Final = 30.0
 _FINAL: Final = (LLMOutputError, LLMTruncatedError, LLMRequestError)
 _READ_ROLES: Final = frozenset({"user", "tool"})
 
@@ -224,6 +231,7 @@ class Work:
             SUMMARIZE: self._summarize,
             REFLECT: self._reflect,
             ASSESS: self._assess,
+            EMBED: self._embed,
         }
         try:
             if job.operation not in handlers:
@@ -238,6 +246,20 @@ class Work:
                 not_before=_tomorrow(self.clock()),
                 attempts=job.attempts - 1,
             )
+        except EmbeddingUnavailableError as exc:
+            if job.operation != EMBED and job.attempts >= self.settings.llm_job_attempts:
+                self._finish(
+                    job, holder, "failed", error=f"gave up after {job.attempts} tries: {exc}"
+                )
+            else:
+                self._finish(
+                    job,
+                    holder,
+                    "pending",
+                    error=str(exc),
+                    not_before=self.clock() + timedelta(seconds=_EMBED_RETRY),
+                    attempts=job.attempts - 1 if job.operation == EMBED else job.attempts,
+                )
         except _RETRYABLE as exc:
             if job.attempts >= self.settings.llm_job_attempts:
                 self._finish(
@@ -342,6 +364,17 @@ class Work:
             self._context(job, Operation.REFLECT), drafts, self.distil.lessons(job.owner)
         )
         return {"changed": [m.id for m in changes.changed], "left_out": left}
+
+    def _embed(self, job: QueuedJob) -> dict[str, Any]:
+        """Make the vectors of memories written while the embedding endpoint was down."""
+        memories = self._inputs(job)
+        if not memories:
+            return {"embedded": 0, "note": "its memories were forgotten"}
+        vectors = self.embedder.encode_documents([embedding_text(m) for m in memories])
+        for memory in memories:
+            memory.embedding_model = self.embedder.model_id
+        self.store.replace_vectors(list(zip(memories, vectors, strict=True)))
+        return {"embedded": len(memories)}
 
     def _assess(self, job: QueuedJob) -> dict[str, Any]:
         ids = [str(i) for i in job.payload.get("memories", [])]

@@ -73,10 +73,11 @@ def in_third_person(text: str, name: str) -> str:
 
 @dataclass(slots=True)
 class Candidate:
-    """A memory about to be written, with its vector."""
+    """A memory about to be written, with its vector (None: the embedding endpoint is
+    down; a queued job makes it, and only the words find its twins)."""
 
     memory: Memory
-    vector: Vector
+    vector: Vector | None
     replaces: tuple[str, ...] = ()  # stored memories it updates, as an extractor said
 
 
@@ -250,6 +251,7 @@ def _find_twin(store: Known, out: Plan, cand: Candidate, threshold: float) -> Me
             by_vector
             and _applies_when(other) is None
             and vector is not None
+            and cand.vector is not None
             and float(vector @ cand.vector) >= threshold
         )
         if same and other.owner == m.owner and other.kind is m.kind and _same_claim(other, m):
@@ -257,7 +259,7 @@ def _find_twin(store: Known, out: Plan, cand: Candidate, threshold: float) -> Me
     exact = store.find_exact(m.owner, m.kind, m.content)
     if exact is not None:
         return _staged(out, exact)
-    if not by_vector:
+    if not by_vector or cand.vector is None:
         return None
     for found, similarity in store.similar(m.owner, m.kind, cand.vector, 3):
         if similarity < threshold:

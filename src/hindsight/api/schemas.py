@@ -286,6 +286,11 @@ class ExplanationOut(BaseModel):
         description="The effective confidence the confidence boost used: the stored one, "
         "decayed for the weeks the memory went unused.",
     )
+    unavailable: list[str] = Field(
+        default_factory=list,
+        description="Channels this recall went without, their source down (dense: the "
+        "embedding endpoint did not answer); the ranking is what the others found.",
+    )
 
 
 class RecallHit(BaseModel):

@@ -69,8 +69,8 @@ class CachedEmbeddings(Embeddings):
 
     def __init__(self, inner: Embeddings) -> None:
         self.inner = inner
-        self.model_id = inner.model_id  # type: ignore[misc]
-        self.dimension = inner.dimension  # type: ignore[misc]
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
         self._seen: dict[str, Vectors] = {}
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:

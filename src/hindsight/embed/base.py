@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,9 +24,14 @@ class Embeddings(abc.ABC):
 
     #: Stored beside every vector; two stores agree only if this and
     #: :attr:`dimension` match.
-    model_id: ClassVar[str]
-    dimension: ClassVar[int]
+    model_id: str
+    #: 0 until known, for a provider that learns it from its model's first answer.
+    dimension: int
     batch_size: int = 64
+    #: Whether the model lives behind a network (it may be down for a while): the
+    #: engine then runs the job queue, where writes made during an outage queue their
+    #: vectors.
+    remote: bool = False
 
     @abc.abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
@@ -42,6 +46,11 @@ class Embeddings(abc.ABC):
             for i in range(0, len(texts), self.batch_size)
         ]
         vectors: Vectors = np.concatenate(parts, axis=0)
+        if vectors.shape != (len(texts), self.dimension):
+            raise EmbeddingError(
+                f"{self.model_id} returned vectors of shape {vectors.shape}, not "
+                f"({len(texts)}, {self.dimension})"
+            )
         return _normalise(vectors)
 
     def encode_query(self, text: str) -> Vectors:
@@ -51,6 +60,14 @@ class Embeddings(abc.ABC):
         """
         vector: Vectors = self.encode_documents([text])[0]
         return vector
+
+    def settle(self, bound: tuple[str, int] | None) -> None:  # noqa: B027 - most know it
+        """Called as a store opens, with the model and dimension it is bound to (None: a
+        new store). A provider that learns its dimension from its model's first answer
+        adopts the bound one when the model is the same (no call), else asks its model."""
+
+    def close(self) -> None:  # noqa: B027 - nothing to release by default
+        """Release connections; the provider is not used after."""
 
 
 def _normalise(vectors: Vectors) -> Vectors:

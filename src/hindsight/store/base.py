@@ -256,6 +256,11 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    def embedding_binding(self) -> tuple[str, int] | None:
+        """The model and dimension the store is bound to (None: not yet bound); read
+        without binding, so a provider that learns its dimension need not call its model."""
+
+    @abc.abstractmethod
     def stale_vectors(self, limit: int) -> list[Memory]:
         """Up to ``limit`` memories whose vector another model than the bound one made."""
 
@@ -283,7 +288,7 @@ class Store(abc.ABC):
     def write(
         self,
         *,
-        insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
+        insert: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         request: Request | None = None,
         audit: Sequence[AuditEntry] = (),

@@ -206,6 +206,13 @@ class SQLStore(Store):
         self._model = model_id
         self.vectors.bind(model_id, dimension)
 
+    def embedding_binding(self) -> tuple[str, int] | None:
+        keys = "('embedding_model', 'dimension')"
+        rows = dict(self.db.read(f"SELECT key, value FROM meta WHERE key IN {keys}"))
+        if "embedding_model" not in rows or "dimension" not in rows:
+            return None
+        return str(rows["embedding_model"]), int(rows["dimension"])
+
     def stale_vectors(self, limit: int) -> list[Memory]:
         return self._memories(
             self.db.read(
@@ -241,7 +248,7 @@ class SQLStore(Store):
     def write(
         self,
         *,
-        insert: Sequence[tuple[Memory, npt.NDArray[np.float32]]] = (),
+        insert: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         update: Sequence[tuple[Memory, npt.NDArray[np.float32] | None]] = (),
         request: Request | None = None,
         audit: Sequence[AuditEntry] = (),
@@ -268,7 +275,8 @@ class SQLStore(Store):
                     "RETURNING rowid",
                     row_of(memory),
                 ).fetchone()[0]
-                self._put_vector(conn, key, memory, vector)
+                if vector is not None:  # else the embedding endpoint is down: a job makes it
+                    self._put_vector(conn, key, memory, vector)
                 self._link(conn, memory)
                 touched.add(key)
             for memory, maybe_vector in update:
