@@ -195,10 +195,15 @@ class Explanation:
     # the confidence the "confidence" boost used: the stored one decayed for the weeks the
     # memory went unused (hindsight.lifecycle); None where no decay applied
     confidence: float | None = None
+    # the rerank step, when a reranker is configured (hindsight.rerank.step): its
+    # "provider", whether it was "applied" to this recall, and this result's raw "score"
+    # and "rank" by it, or the "error" it fell back on; "ms" it took, "tokens" an LLM used
+    rerank: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             **({} if self.confidence is None else {"confidence": round(self.confidence, 6)}),
+            **({} if self.rerank is None else {"rerank": dict(self.rerank)}),
             "channels": {
                 name: {"rank": hit.rank, "score": round(hit.score, 6)}
                 for name, hit in self.channels.items()
