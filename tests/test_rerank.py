@@ -511,3 +511,19 @@ def test_rest_shows_the_rerank_and_a_misconfigured_endpoint(
     assert "401" in failed[0].explanation.rerank["error"]
     assert applied[0].explanation.rerank is not None and applied[0].explanation.rerank["applied"]
     assert raw["results"][0]["explanation"]["rerank"]["provider"] == "http"
+
+
+def test_the_cli_and_mcp_reason_says_what_the_reranker_did(
+    rerank_settings: Settings, server: FakeLLM, embedder: Embeddings
+) -> None:
+    from hindsight import views
+    from hindsight.cli.base import why
+
+    server.respond = by_words("cohere")
+    with engine(rerank_settings, embedder, rerank_weight=1.0) as hs:
+        [top] = hs.recall(ALICE, QUESTION, k=1)
+        server.respond = None  # every later call: a 500
+        [fallen] = hs.recall(ALICE, "Dana", k=1)
+    assert why(top).endswith("; reranked by http: #1 (0.2)")
+    assert "not reranked by http (RerankError:" in views.reranked(fallen.explanation.rerank)
+    assert views.reranked(None) == ""

@@ -661,7 +661,9 @@ def _why(r: RecallResult) -> str:
     if e.confidence is not None and round(e.confidence, 2) != round(r.memory.confidence, 2):
         boosts += f" (confidence {r.memory.confidence:.2f} decayed to {e.confidence:.2f})"
     weight = f", owner weight x{e.owner_weight:g}" if e.owner_weight != 1.0 else ""
-    return f"found by {found}; fused {e.fused:.3g}; boosts {boosts}{weight}"
+    return (
+        f"found by {found}; fused {e.fused:.3g}; boosts {boosts}{weight}{views.reranked(e.rerank)}"
+    )
 
 
 def _version(v: Version) -> dict[str, Any]:
