@@ -527,3 +527,12 @@ def test_the_cli_and_mcp_reason_says_what_the_reranker_did(
     assert why(top).endswith("; reranked by http: #1 (0.2)")
     assert "not reranked by http (RerankError:" in views.reranked(fallen.explanation.rerank)
     assert views.reranked(None) == ""
+
+
+def test_the_bench_times_each_reranker_against_loopback(settings: Settings) -> None:
+    from hindsight.bench import rerank
+
+    result = rerank.run(settings, 40, queries=3).as_dict()
+    assert set(result["recall_ms"]) == {"none", "http", "llm"}
+    assert set(result["rerank_ms"]) == {"http", "llm"}
+    assert result["fell_back"] == {"http": 0, "llm": 0} and result["tokens_per_recall"] > 0
