@@ -116,7 +116,9 @@ def test_recall_explains_and_searches_weighted_owners(api: TestClient) -> None:
         "owner_weight",
         "final",
         "confidence",
+        "rerank",  # the rerank step: null without a reranker
     }
+    assert found[0]["explanation"]["rerank"] is None
     both = ok(
         api.post(
             "/v1/recall",
