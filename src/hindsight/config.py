@@ -319,7 +319,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _rerank_in_time(self) -> Settings:
-        if self.rerank_timeout >= self.request_timeout_seconds:
+        if self.reranker != "none" and self.rerank_timeout >= self.request_timeout_seconds:
             raise ValueError(
                 f"rerank_timeout ({self.rerank_timeout:g} s) must be shorter than "
                 f"request_timeout_seconds ({self.request_timeout_seconds:g} s): a recall "
