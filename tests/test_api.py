@@ -117,8 +117,10 @@ def test_recall_explains_and_searches_weighted_owners(api: TestClient) -> None:
         "final",
         "confidence",
         "unavailable",  # channels this recall went without: none
+        "rerank",  # the rerank step: null without a reranker
     }
     assert found[0]["explanation"]["unavailable"] == []
+    assert found[0]["explanation"]["rerank"] is None
     both = ok(
         api.post(
             "/v1/recall",

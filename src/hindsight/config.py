@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from hindsight.validate import time_zone
@@ -211,7 +211,7 @@ class Settings(BaseSettings):
     # else OPENAI_API_KEY / ANTHROPIC_API_KEY, read when the provider is made; never
     # stored, logged or shown in a repr
     llm_api_key: SecretStr | None = Field(default=None, repr=False)
-    # a model per operation (extract, summarize, reflect, query, assess), over llm_model
+    # a model per operation (extract, summarize, reflect, query, assess, rerank), over llm_model
     llm_models: dict[str, str] = Field(default_factory=dict)
     llm_timeout_seconds: float = Field(default=60.0, gt=0)
     # retries of a call after a connection error, a timeout, 429 or 5xx (not other 4xx),
@@ -248,6 +248,23 @@ class Settings(BaseSettings):
     llm_expand: bool = False
     llm_expand_timeout_seconds: float = Field(default=10.0, gt=0)
 
+    # rerank (hindsight.rerank): "none" (the default), "http" (POST {base}/rerank, as
+    # Cohere, Jina, Text Embeddings Inference and vLLM serve), "llm" (the configured LLM
+    # scores the candidates) or "onnx" (a cross-encoder export in rerank_model_dir); a
+    # plugin may add more. The best rerank_candidates results (never fewer than the k asked
+    # for) are reranked; each one's score becomes rerank_weight of the reranker's (scaled
+    # to 0..1 over them) and the rest the engine's own (scaled by the best); 1 replaces it.
+    # A reranker that fails or takes over rerank_timeout seconds is not waited for: the
+    # recall keeps the engine's order and its explanation says why
+    reranker: str = "none"
+    rerank_base_url: str | None = None  # e.g. http://127.0.0.1:8080 (TEI), .../v1 (vLLM)
+    rerank_model: str | None = None  # sent as "model" (TEI serves one and needs none)
+    rerank_api_key: SecretStr | None = Field(default=None, repr=False)  # sent as Bearer
+    rerank_model_dir: Path | None = None  # "onnx": model.onnx (or onnx/model.onnx), tokenizer.json
+    rerank_candidates: int = Field(default=20, gt=0, le=200)
+    rerank_weight: float = Field(default=0.7, ge=0.0, le=1.0)
+    rerank_timeout: float = Field(default=2.0, gt=0)  # seconds
+
     # tests relax durability where durability is not what they test
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(OFF|NORMAL|FULL)$")
 
@@ -281,7 +298,7 @@ class Settings(BaseSettings):
             raise ValueError("must be a Redis URL: redis://host:6379/0")
         return value
 
-    @field_validator("llm_base_url", "embedding_base_url")
+    @field_validator("llm_base_url", "embedding_base_url", "rerank_base_url")
     @classmethod
     def _llm_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
@@ -291,7 +308,7 @@ class Settings(BaseSettings):
     @field_validator("llm_models")
     @classmethod
     def _llm_models(cls, value: dict[str, str]) -> dict[str, str]:
-        known = {"extract", "summarize", "reflect", "query", "assess"}
+        known = {"extract", "summarize", "reflect", "query", "assess", "rerank"}
         if unknown := sorted(set(value) - known):
             raise ValueError(f"unknown operations {unknown}: one of {', '.join(sorted(known))}")
         return value
@@ -335,6 +352,16 @@ class Settings(BaseSettings):
     def _known_zone(cls, value: str) -> str:
         time_zone(value)  # its ValidationError is a ValueError: pydantic reports it
         return value
+
+    @model_validator(mode="after")
+    def _rerank_in_time(self) -> Settings:
+        if self.reranker != "none" and self.rerank_timeout >= self.request_timeout_seconds:
+            raise ValueError(
+                f"rerank_timeout ({self.rerank_timeout:g} s) must be shorter than "
+                f"request_timeout_seconds ({self.request_timeout_seconds:g} s): a recall "
+                "falls back to its own order within the request's time"
+            )
+        return self
 
     @property
     def llm_configured(self) -> bool:

@@ -56,6 +56,7 @@ from hindsight.models import (
     Turn,
 )
 from hindsight.recall_cache import RecallCache
+from hindsight.rerank import registry as rerankers
 from hindsight.review import ReviewItem
 from hindsight.search import Search
 from hindsight.sessions import Sessions
@@ -118,6 +119,7 @@ class Hindsight(Conversations, JobQueueOps):
         self._own_embedder = embedder is None
         self.embedder = embedder or embed.from_settings(settings)
         self.extractor = extractor or extractors.create(settings.extractor, settings)
+        reranker = rerankers.create(settings.reranker, settings)  # a bad setting fails here
         if checks is None:
             # the guard always, first; with an LLM, the LLM check's trigger after them all
             check = ["assess"] if settings.llm_configured and settings.llm_assess else []
@@ -156,7 +158,9 @@ class Hindsight(Conversations, JobQueueOps):
             door=self._door,
             zone=self._zone,
         )
-        self._search = Search(settings, self.store, self.embedder, clock=self._clock)
+        self._search = Search(
+            settings, self.store, self.embedder, clock=self._clock, reranker=reranker
+        )
         self._recall = RecallCache(self.store, self._search, open_result_cache(settings))
         self._sessions = Sessions(settings, self.working, self._ingest, clock=self._clock)
         self._retention = Retention(settings.retention)
@@ -174,6 +178,8 @@ class Hindsight(Conversations, JobQueueOps):
             clock=self._now,
         )
         self._expander = Expander(settings, self.llm)
+        if reranker is not None:
+            reranker.use_llm(self.llm)
         self._worker: Worker | None = None
         # the queue runs where an LLM is configured, or a remote embedding model whose
         # outages leave vectors to make
@@ -201,6 +207,7 @@ class Hindsight(Conversations, JobQueueOps):
             self._search.flush_access(force=True)
             self._recall.close()
             self._expander.close()
+            self._search.reranking.close()
             self.working.close()
             if self._notifier is not None:
                 self._notifier.close()

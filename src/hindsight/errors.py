@@ -28,6 +28,8 @@ each boundary (CLI, REST, MCP) maps these classes once::
     │   └── LLMOutputError     the answer was unusable and was dropped (not JSON, the
     │       │                  schema echoed, not its object, every item invalid)
     │       └── LLMTruncatedError  the answer was cut off at max_tokens
+    ├── RerankError            the reranker failed or answered nonsense: recall keeps
+    │                          the fused order and says so
     ├── PluginError            a plugin could not be loaded
     └── MissingExtraError      an optional dependency is not installed
 """
@@ -141,6 +143,11 @@ class LLMOutputError(LLMError):
 
 class LLMTruncatedError(LLMOutputError):
     """The answer was cut off (finish reason ``length`` / ``max_tokens``); not parsed."""
+
+
+class RerankError(HindsightError):
+    """The reranker failed, timed out or answered something unusable. Recall never
+    raises it: it keeps its own order and flags the result's explanation."""
 
 
 class PluginError(HindsightError):

@@ -662,7 +662,10 @@ def _why(r: RecallResult) -> str:
         boosts += f" (confidence {r.memory.confidence:.2f} decayed to {e.confidence:.2f})"
     weight = f", owner weight x{e.owner_weight:g}" if e.owner_weight != 1.0 else ""
     down = f"; without {', '.join(e.unavailable)} (unavailable)" if e.unavailable else ""
-    return f"found by {found}; fused {e.fused:.3g}; boosts {boosts}{weight}{down}"
+    return (
+        f"found by {found}; fused {e.fused:.3g}; boosts {boosts}{weight}{down}"
+        f"{views.reranked(e.rerank)}"
+    )
 
 
 def _version(v: Version) -> dict[str, Any]:

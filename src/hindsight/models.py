@@ -198,11 +198,16 @@ class Explanation:
     # channels this recall went without, their source down (e.g. "dense": the embedding
     # endpoint did not answer): the ranking is what the others found
     unavailable: list[str] = field(default_factory=list)
+    # the rerank step, when a reranker is configured (hindsight.rerank.step): its
+    # "provider", whether it was "applied" to this recall, and this result's raw "score"
+    # and "rank" by it, or the "error" it fell back on; "ms" it took, "tokens" an LLM used
+    rerank: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             **({} if self.confidence is None else {"confidence": round(self.confidence, 6)}),
             **({"unavailable": list(self.unavailable)} if self.unavailable else {}),
+            **({} if self.rerank is None else {"rerank": dict(self.rerank)}),
             "channels": {
                 name: {"rank": hit.rank, "score": round(hit.score, 6)}
                 for name, hit in self.channels.items()

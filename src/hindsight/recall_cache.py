@@ -20,7 +20,8 @@ option of the recall (owners and weights, query, k, the whole store filter: kind
 since, until, min_confidence, include_history; token_budget, the time zone, and the span
 of time the query names as resolved now: "yesterday" after midnight is another key),
 the store's identity (a Redis shared by several stores keeps them apart) and what shapes
-a ranking (the embedding model, fusion and rerank settings, the version).
+a ranking (the embedding model, fusion and rerank settings, the reranker and its model,
+the version). An answer the reranker failed on (the engine's order, flagged) is not kept.
 
 A hit is the answer as JSON (as :func:`hindsight.views.recall_hit`: no pickle), rebuilt
 into new objects each time, so a caller that changes a result changes nothing kept; it
@@ -69,6 +70,14 @@ _SHAPING: Final = frozenset(
         "decay_per_week",
         "decay_counts_recall",
         "retention",
+        "reranker",
+        "rerank_base_url",
+        "rerank_model",
+        "rerank_model_dir",
+        "rerank_candidates",
+        "rerank_weight",
+        "llm_models",  # its "rerank" model, with the llm reranker
+        "llm_model",
     }
 )
 # Times in a filter that move with the clock (what has expired or retired by now): the
@@ -131,8 +140,10 @@ class RecallCache:
             flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget, extra=extra
         )
         ttl = int(_lifetime(results, flt, now, self.ttl))
-        if ttl < 1 or any(r.explanation.unavailable for r in results):
-            return results  # a result expires or retires at once, or a channel was down
+        if ttl < 1 or _fell_back(results) or any(r.explanation.unavailable for r in results):
+            # a result expires or retires at once, or a channel was down or the reranker
+            # failed this time (they may answer the next): nothing to keep
+            return results
         # the entry says until when (on the engine's clock) it answers, for a clock that
         # is not the wall's (a replay) outruns the cache's own expiry
         kept = {"until": now.timestamp() + ttl, "results": [_entry(r) for r in results]}
@@ -214,6 +225,11 @@ def _entry(result: RecallResult) -> dict[str, Any]:
     """A result as :func:`views.recall_hit_from` reads it, its explanation unrounded (the
     views round it for people): a hit is the answer it repeats, to the last digit."""
     return {**views.recall_hit(result), "explanation": dataclasses.asdict(result.explanation)}
+
+
+def _fell_back(results: list[RecallResult]) -> bool:
+    """Whether the rerank step failed on this answer (and it kept the engine's order)."""
+    return any(r.explanation.rerank and not r.explanation.rerank["applied"] for r in results)
 
 
 def _lifetime(results: list[RecallResult], flt: Filter, now: datetime, ttl: int) -> float:

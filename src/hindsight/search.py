@@ -1,8 +1,9 @@
-"""The recall pipeline: channels, fusion, reply lifts, boosts, packing, access counts.
+"""The recall pipeline: channels, fusion, reply lifts, boosts, rerank, packing, access counts.
 
 :class:`Search` asks the store's channels (dense vectors, BM25), fuses their
 ranks, reads the best candidates whole, lifts the replies to questions among them,
-and scores and packs them with :mod:`hindsight.recall` (pure scoring). Recalls are
+scores them with :mod:`hindsight.recall` (pure scoring), lets the configured reranker
+reorder the best (:mod:`hindsight.rerank.step`) and packs them. Recalls are
 counted in memory and written in batches, off the hot path.
 """
 
@@ -38,6 +39,7 @@ from hindsight.recall import (
     score,
     successors_first,
 )
+from hindsight.rerank import Reranker, RerankStep
 from hindsight.store import Filter, Store
 from hindsight.store.keyword import query_terms, text_terms
 from hindsight.timewords import asked_period
@@ -76,6 +78,7 @@ class Search:
         embedder: Embeddings,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        reranker: Reranker | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -86,6 +89,7 @@ class Search:
             decay=Decay(settings.decay_per_week, settings.decay_counts_recall),
         )
         self.guard = Policy.of(settings) if settings.guard else None
+        self.reranking = RerankStep(settings, reranker)  # hindsight.rerank.step
         # recalls not yet written: id -> (times returned, when last returned)
         self._access: dict[str, tuple[int, datetime]] = {}
         self._access_lock = threading.Lock()
@@ -166,6 +170,9 @@ class Search:
             ]
         if self.guard is not None:
             scored = screen(scored, self.guard, window=max(2 * k, 20))
+        # what the guard withholds is never sent to a reranker; what is newer still goes
+        # first after it, and the budget packs what it chose
+        scored = self.reranking.apply(scored, query, k=k, owner=flt.owners[0])
         scored = successors_first(scored, successors)
         scored = current_first(scored, query_terms(query), text_terms)
         results = pack(scored, k=k, token_budget=token_budget)

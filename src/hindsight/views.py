@@ -92,7 +92,19 @@ def explanation_from(data: Mapping[str, Any]) -> Explanation:
         owner_weight=data["owner_weight"],
         confidence=data.get("confidence"),
         unavailable=list(data.get("unavailable") or []),
+        rerank=None if data.get("rerank") is None else dict(data["rerank"]),
     )
+
+
+def reranked(info: dict[str, Any] | None) -> str:
+    """The rerank step, as the end of a result's one-line reason ("" without a reranker)."""
+    if info is None:
+        return ""
+    if not info["applied"]:
+        return f"; not reranked by {info['provider']} ({info.get('error', '')}): the engine's order"
+    if "rank" not in info:
+        return ""
+    return f"; reranked by {info['provider']}: #{info['rank']} ({info['score']:.3g})"
 
 
 def recall_hit(r: RecallResult) -> JSON:

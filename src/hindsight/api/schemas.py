@@ -275,6 +275,24 @@ class ChannelHitOut(BaseModel):
     score: float
 
 
+class RerankOut(BaseModel):
+    """The rerank step of the recall (with a reranker configured)."""
+
+    provider: str
+    applied: bool = Field(description="Whether the reranker's scores were used this time.")
+    ms: float = Field(description="What the rerank step took, in milliseconds.")
+    score: float | None = Field(
+        default=None, description="This result's score by the reranker, on its own scale."
+    )
+    rank: int | None = Field(default=None, description="This result's rank by the reranker.")
+    tokens: int | None = Field(default=None, description="LLM tokens the step used.")
+    error: str | None = Field(
+        default=None,
+        description="Why the reranker was not applied (down, slow, misconfigured, an "
+        "unreadable answer): the results keep the engine's order.",
+    )
+
+
 class ExplanationOut(BaseModel):
     channels: dict[str, ChannelHitOut]
     fused: float
@@ -291,6 +309,7 @@ class ExplanationOut(BaseModel):
         description="Channels this recall went without, their source down (dense: the "
         "embedding endpoint did not answer); the ranking is what the others found.",
     )
+    rerank: RerankOut | None = None
 
 
 class RecallHit(BaseModel):

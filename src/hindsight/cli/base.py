@@ -300,7 +300,8 @@ def why(r: RecallResult) -> str:
         boosts += f" (confidence {r.memory.confidence:.2f} decayed to {used:.2f})"
     owner = r.explanation.owner_weight
     weight = f"; owner weight x{owner:g}" if owner != 1.0 else ""
-    return f"{', '.join(parts) or 'no channel'}; boosts {boosts}{weight}"
+    rerank = views.reranked(r.explanation.rerank)
+    return f"{', '.join(parts) or 'no channel'}; boosts {boosts}{weight}{rerank}"
 
 
 def print_results(results: Sequence[RecallResult], *, show_owner: bool = False) -> None:

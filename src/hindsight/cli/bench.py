@@ -144,6 +144,39 @@ def bench_cache(app: App, n: int, queries: int, as_json: bool, out: Path | None)
     _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 17))
 
 
+@bench.command("rerank")
+@click.option(
+    "--n",
+    "n",
+    type=click.IntRange(1, 10_000_000),
+    default=10_000,
+    show_default=True,
+    help="How many memories to build the store with.",
+)
+@click.option(
+    "--queries",
+    type=click.IntRange(1, 100_000),
+    default=200,
+    show_default=True,
+    help="How many recalls to time with each reranker.",
+)
+@json_option
+@_out_option
+@click.pass_obj
+def bench_rerank(app: App, n: int, queries: int, as_json: bool, out: Path | None) -> None:
+    """Time the rerank step: no reranker, then http and llm against loopback servers.
+
+    Reports each recall's time and the rerank step's (p50/p95 ms), and the LLM tokens
+    per recall; HINDSIGHT_RERANK_CANDIDATES sets how many are reranked. Quality is not
+    measured: that needs a real model. Runs in a fresh temporary store unless --home.
+    """
+    from hindsight.bench import rerank
+
+    with _store(app, "hs-r-", n, "ingesting") as (settings, step):
+        result = rerank.run(settings, n, queries=queries, progress=step)
+    _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 17))
+
+
 @bench.command("history")
 @click.option(
     "--versions",

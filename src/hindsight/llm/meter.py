@@ -1,7 +1,7 @@
 """The engine's LLM: the configured provider, a model per operation, every call accounted.
 
 :class:`Meter` is what hindsight's own LLM work (extraction, summaries, reflection,
-query understanding) calls, always for an owner and an operation. Each call, whether it
+query understanding, reranking) calls, always for an owner and an operation. Each call, whether it
 succeeds, fails or has its answer dropped as invalid, becomes one
 :class:`~hindsight.store.UsageEntry` in the store: the tokens the provider reported,
 the retries, whether its answer was dropped, how many items of its answers were
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from hindsight.store import Store
 
 #: What hindsight asks an LLM to do; each may have a model of its own (``llm_models``).
-OPERATIONS: Final = ("extract", "summarize", "reflect", "query", "assess")
+OPERATIONS: Final = ("extract", "summarize", "reflect", "query", "assess", "rerank")
 
 
 class Meter:
