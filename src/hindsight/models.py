@@ -195,10 +195,14 @@ class Explanation:
     # the confidence the "confidence" boost used: the stored one decayed for the weeks the
     # memory went unused (hindsight.lifecycle); None where no decay applied
     confidence: float | None = None
+    # channels this recall went without, and why (the vector engine unreachable: keyword
+    # search alone)
+    degraded: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
             **({} if self.confidence is None else {"confidence": round(self.confidence, 6)}),
+            **({"degraded": list(self.degraded)} if self.degraded else {}),
             "channels": {
                 name: {"rank": hit.rank, "score": round(hit.score, 6)}
                 for name, hit in self.channels.items()

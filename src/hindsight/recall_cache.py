@@ -131,6 +131,8 @@ class RecallCache:
             flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget, extra=extra
         )
         ttl = int(_lifetime(results, flt, now, self.ttl))
+        if any(r.explanation.degraded for r in results):
+            return results  # made without a channel: not kept past the outage
         if ttl < 1:
             return results  # a result expires or retires at once: nothing to keep
         # the entry says until when (on the engine's clock) it answers, for a clock that

@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from datetime import UTC, datetime, tzinfo
+from functools import partial
 from typing import Final, TypeVar
 
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
-from hindsight.errors import StoreError
+from hindsight.errors import StoreError, VectorsUnavailableError
 from hindsight.guard import Policy, screen
 from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
@@ -61,6 +62,19 @@ def _started(fn: Callable[[], _T]) -> Future[_T]:
 
     threading.Thread(target=run, name="hindsight-dense", daemon=True).start()
     return future
+
+
+def _or_degraded(
+    search: Callable[[], list[tuple[str, float]]], channel: str, degraded: list[str]
+) -> list[tuple[str, float]]:
+    """A vector channel's hits; none, noted in ``degraded``, while the vector engine is
+    unavailable (recall goes on with its keyword channel)."""
+    try:
+        return search()
+    except VectorsUnavailableError as exc:
+        _log.warning("recall without its %s channel: %s", channel, exc)
+        degraded.append(f"{channel}: vector search unavailable, keyword search only ({exc})")
+        return []
 
 
 class Search:
@@ -115,10 +129,12 @@ class Search:
         now = self.clock()
         period = asked_period(query, now, zone)
         keyword = self.store.keyword_search(flt, query, n)
-        channels = {"dense": dense.result(), "bm25": keyword}
+        degraded: list[str] = []
+        channels = {"dense": _or_degraded(dense.result, "dense", degraded), "bm25": keyword}
         for i, sub in enumerate(extra, start=1):
-            channels[f"dense:{i}"] = self.store.vector_search(
-                flt, self.embedder.encode_query(sub), n
+            sub_vector = self.embedder.encode_query(sub)
+            channels[f"dense:{i}"] = _or_degraded(
+                partial(self.store.vector_search, flt, sub_vector, n), f"dense:{i}", degraded
             )
             channels[f"bm25:{i}"] = self.store.keyword_search(flt, sub, n)
         ranked = rank_channels(channels)
@@ -157,6 +173,8 @@ class Search:
         scored = successors_first(scored, successors)
         scored = current_first(scored, query_terms(query), text_terms)
         results = pack(scored, k=k, token_budget=token_budget)
+        for result in results:
+            result.explanation.degraded = tuple(degraded)
         self.note_access([r.memory.id for r in results], now)
         return results
 

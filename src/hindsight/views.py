@@ -91,6 +91,7 @@ def explanation_from(data: Mapping[str, Any]) -> Explanation:
         final=data["final"],
         owner_weight=data["owner_weight"],
         confidence=data.get("confidence"),
+        degraded=tuple(data.get("degraded", ())),
     )
 
 
