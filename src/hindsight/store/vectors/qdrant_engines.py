@@ -266,7 +266,12 @@ class ClientEngine:
             from qdrant_client import QdrantClient
         except ImportError:
             raise MissingExtraError("qdrant", "qdrant-client") from None
-        client = QdrantClient(url=url, api_key=api_key, timeout=max(1, round(timeout)))
+        client = QdrantClient(
+            url=url,
+            api_key=api_key,
+            timeout=max(1, round(timeout)),
+            check_compatibility=False,  # its own thread; open's first call finds out
+        )
         return cls(client, collection, dimension, hnsw=hnsw, where=f"Qdrant at {url}")
 
     @contextmanager
