@@ -249,3 +249,18 @@ def test_the_qdrant_backend_on_a_real_server(tmp_path: Path) -> None:
         hs.forget(owner="user:alice", session_id="s1")
         assert _vectors(hs).check().clean
         assert _engine(hs).count("user:alice") == hs.store.vectors.count("user:alice")
+
+
+def test_compose_runs_qdrant_healthy_before_the_api() -> None:
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((Path(__file__).resolve().parents[1] / "compose.yaml").read_text())
+    qdrant = compose["services"]["qdrant"]
+    check = " ".join(qdrant["healthcheck"]["test"])
+    assert "/dev/tcp/127.0.0.1/6333" in check and "/readyz" in check
+    assert "curl" not in check and "wget" not in check
+    assert any(volume.endswith(":/qdrant/storage") for volume in qdrant["volumes"])
+    api = compose["services"]["api"]
+    assert api["depends_on"]["qdrant"] == {"condition": "service_healthy"}
+    assert api["environment"]["HINDSIGHT_VECTOR_BACKEND"] == "qdrant"
+    assert api["environment"]["HINDSIGHT_QDRANT_URL"] == "http://qdrant:6333"
+    assert "qdrantdata" in compose["volumes"]
