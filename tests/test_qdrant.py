@@ -264,3 +264,14 @@ def test_compose_runs_qdrant_healthy_before_the_api() -> None:
     assert api["environment"]["HINDSIGHT_VECTOR_BACKEND"] == "qdrant"
     assert api["environment"]["HINDSIGHT_QDRANT_URL"] == "http://qdrant:6333"
     assert "qdrantdata" in compose["volumes"]
+
+
+def test_qdrant_edge_over_postgresql_rows(tmp_path: Path, database_url: str) -> None:
+    settings = _settings(tmp_path, database_url=database_url)
+    with Hindsight(settings) as hs:
+        hs.retain("user:pg", "I keep bees on the roof.", session_id="s1")
+        hs.retain("user:pg", "The hives gave ten jars of honey.", session_id="s2")
+        assert "bees" in hs.recall("user:pg", "beekeeping", k=1)[0].memory.content
+        hs.forget(owner="user:pg", session_id="s1")
+        assert _vectors(hs).check().clean
+        assert _engine(hs).count("user:pg") == hs.store.vectors.count("user:pg") > 0
