@@ -20,6 +20,11 @@ later write changes) and the store checks the rest of the filter on the rows, as
 the other backends. A memory's query hints are part of the text its one vector embeds
 (as for ``local`` and ``pgvector``), so they are searched too.
 
+One gap is known: a writer that searches inside its own transaction after writing
+vectors (none does today: a write plans, with its searches, before it writes) would
+apply its uncommitted entries; if it then rolled back, ``hindsight vectors check``
+reports the difference and ``--repair`` fixes it.
+
 On qdrant-edge, HNSW is built only when asked and the build blocks the process: a
 catch-up that leaves ``optimize_after`` or more points outside the index builds it
 then (``hindsight vectors optimize`` builds it at any time). A Qdrant server indexes
