@@ -5,7 +5,7 @@ RUN useradd --create-home --uid 10001 hindsight
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY src ./src
-RUN pip install --no-cache-dir ".[server,postgres,redis]" && rm -rf /src
+RUN pip install --no-cache-dir ".[server,postgres,redis,qdrant]" && rm -rf /src
 USER hindsight
 WORKDIR /home/hindsight
 # Caches (keyword indexes) only: the memories live in PostgreSQL, sessions in Redis.

@@ -72,7 +72,7 @@ def _search(store: SQLStore, owner: str, query: Vectors, k: int) -> list[tuple[s
 
 
 def test_the_registry_names_both_and_each_database_gets_its_own(store: SQLStore) -> None:
-    assert vector_backends.names() == ["local", "pgvector"]
+    assert vector_backends.names() == ["local", "pgvector", "qdrant", "qdrant-edge"]
     expected = LocalVectors if store.db.vector_backend == "local" else PgVectors
     assert isinstance(store.vectors, expected)
     backend: VectorBackend = store.vectors  # the protocol, checked statically

@@ -171,6 +171,27 @@ class Settings(BaseSettings):
     # change-log entries kept for indexes to catch up; one further behind rebuilds
     log_keep: int = Field(default=1_000_000, gt=0)
 
+    # where vectors are kept and searched (hindsight.store.vectors): "auto" (the one the
+    # database fits: "local" on SQLite, "pgvector" on PostgreSQL), "local", "pgvector",
+    # "qdrant" (a Qdrant server at qdrant_url) or "qdrant-edge" (Qdrant's engine in this
+    # process, its shards under qdrant_path); or a plugin's name (entry point
+    # "vectors.<name>" in the group hindsight.plugins)
+    vector_backend: str = "auto"
+    qdrant_url: str | None = None  # http://qdrant:6333
+    qdrant_api_key: str | None = Field(default=None, repr=False)
+    qdrant_timeout_seconds: float = Field(default=10.0, gt=0)
+    qdrant_path: Path | None = None  # qdrant-edge's shards; by default home / "qdrant"
+    qdrant_collection: str = Field(default="hindsight", pattern=r"^[A-Za-z0-9_-]+$")
+    # HNSW of a Qdrant collection: edges a node (m), candidates while building
+    # (ef_construct), and candidates a Qdrant search keeps (hnsw_ef; at least k)
+    qdrant_hnsw_m: int = Field(default=16, ge=4)
+    qdrant_hnsw_ef_construct: int = Field(default=100, ge=4)
+    hnsw_ef: int = Field(default=200, ge=1)
+    # qdrant-edge builds HNSW only when asked (it blocks the process): once this many
+    # vectors of a shard are not in its index, the next catch-up builds it (0: never by
+    # itself; 'hindsight vectors optimize' always can)
+    qdrant_optimize_after: int = Field(default=20_000, ge=0)
+
     # the lifecycle (hindsight.lifecycle): an unused memory's confidence is multiplied by
     # decay_per_week for each week since it was last used (1.0: no decay); with
     # decay_counts_recall a recall counts as use too (off: a stale value a question keeps
@@ -298,6 +319,13 @@ class Settings(BaseSettings):
             raise ValueError("must be a Redis URL: redis://host:6379/0")
         return value
 
+    @field_validator("qdrant_url")
+    @classmethod
+    def _qdrant_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL: http://qdrant:6333")
+        return value
+
     @field_validator("llm_base_url", "embedding_base_url", "rerank_base_url")
     @classmethod
     def _llm_url(cls, value: str | None) -> str | None:
@@ -375,3 +403,8 @@ class Settings(BaseSettings):
     @property
     def index_dir(self) -> Path:
         return self.home / "index"
+
+    @property
+    def qdrant_dir(self) -> Path:
+        """Where qdrant-edge keeps its shards, one folder a collection."""
+        return self.qdrant_path or self.home / "qdrant"

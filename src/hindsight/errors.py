@@ -13,7 +13,9 @@ each boundary (CLI, REST, MCP) maps these classes once::
     │   ├── AuthenticationError  no valid API key was given
     │   └── PermissionDeniedError  the key does not cover this owner
     ├── StoreError             the store failed or is unreachable
-    │   └── StoreTimeoutError  the store did not answer in time
+    │   ├── StoreTimeoutError  the store did not answer in time
+    │   └── VectorsUnavailableError  the vector engine (Qdrant) cannot be used now;
+    │                          the rows hold every write, caught up when it can
     ├── EmbeddingError         the embedding provider failed
     │   └── EmbeddingUnavailableError  its endpoint is down, timing out or failing (5xx)
     │                          after every retry: writes queue their vectors
@@ -80,6 +82,12 @@ class StoreError(HindsightError):
 
 class StoreTimeoutError(StoreError, TimeoutError):
     """The store did not answer within the configured time."""
+
+
+class VectorsUnavailableError(StoreError):
+    """The vector engine could not be reached or used (Qdrant down, its shard held by
+    another process). The rows and their vectors' outbox are intact: recall falls back
+    to its keyword channel, and the vectors catch up once the engine is back."""
 
 
 class EmbeddingError(HindsightError):

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hindsight import embed
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.errors import HindsightError, ValidationError
-from hindsight.store import open_store
+from hindsight.store import Store, open_store
 from hindsight.write import embedding_text
 
 if TYPE_CHECKING:
@@ -224,3 +224,31 @@ def reembed(
         if made:
             embedder.close()
     return done
+
+
+def check_vectors(
+    store: Store, *, owner: str | None = None, repair: bool = False
+) -> dict[str, Any]:
+    """Vectors out of step with their rows, once the vector outbox is applied:
+    ``missing`` (ids of memories whose vector the engine lacks) and ``orphaned`` (the
+    engine's points, by row key, that no memory has); with ``repair``, both are fixed
+    and ``repaired`` is true. A backend that keeps its vectors in the rows themselves
+    (``local``, ``pgvector``) is always clean."""
+    from hindsight.store.sql import SQLStore
+    from hindsight.store.vectors.qdrant import QdrantVectors
+
+    vectors = store.vectors if isinstance(store, SQLStore) else None
+    if not isinstance(vectors, QdrantVectors):
+        return {"missing": [], "orphaned": [], "repaired": False}
+    report = vectors.repair(owner) if repair else vectors.check(owner)
+    return {"missing": report.missing, "orphaned": report.orphaned, "repaired": report.repaired}
+
+
+def optimize_vectors(store: Store) -> bool:
+    """Build the vector engine's index now (qdrant-edge builds HNSW only when asked;
+    it blocks this process meanwhile); whether anything was built."""
+    from hindsight.store.sql import SQLStore
+    from hindsight.store.vectors.qdrant import QdrantVectors
+
+    vectors = store.vectors if isinstance(store, SQLStore) else None
+    return isinstance(vectors, QdrantVectors) and vectors.optimize()

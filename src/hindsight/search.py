@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from datetime import UTC, datetime, tzinfo
+from functools import partial
 from typing import Final, TypeVar
 
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
-from hindsight.errors import EmbeddingUnavailableError, StoreError
+from hindsight.errors import EmbeddingUnavailableError, StoreError, VectorsUnavailableError
 from hindsight.guard import Policy, screen
 from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
@@ -66,6 +67,20 @@ def _started(fn: Callable[[], _T]) -> Future[_T]:
 
     threading.Thread(target=context.run, args=(run,), name="hindsight-dense", daemon=True).start()
     return future
+
+
+def _unless_down(
+    search: Callable[[], list[tuple[str, float]]], unavailable: list[str]
+) -> list[tuple[str, float]]:
+    """A dense channel's hits; none while its source is down (the embedding endpoint or
+    the vector engine), noted in ``unavailable``: recall goes on with its keyword channels."""
+    try:
+        return search()
+    except (EmbeddingUnavailableError, VectorsUnavailableError) as exc:
+        _log.warning("recall without the dense channel: %s", exc)
+        if "dense" not in unavailable:
+            unavailable.append("dense")
+        return []
 
 
 class Search:
@@ -122,20 +137,15 @@ class Search:
         now = self.clock()
         period = asked_period(query, now, zone)
         keyword = self.store.keyword_search(flt, query, n)
+
+        def dense_of(text: str) -> list[tuple[str, float]]:
+            return self.store.vector_search(flt, self.embedder.encode_query(text), n)
+
         unavailable: list[str] = []
-        try:
-            channels = {"dense": dense.result(), "bm25": keyword}
-        except EmbeddingUnavailableError as exc:  # the keyword channel answers alone
-            _log.warning("recall without the dense channel: %s", exc)
-            channels, unavailable = {"bm25": keyword}, ["dense"]
+        channels = {"dense": _unless_down(dense.result, unavailable), "bm25": keyword}
         for i, sub in enumerate(extra, start=1):
             if not unavailable:
-                try:
-                    channels[f"dense:{i}"] = self.store.vector_search(
-                        flt, self.embedder.encode_query(sub), n
-                    )
-                except EmbeddingUnavailableError:
-                    unavailable.append("dense")
+                channels[f"dense:{i}"] = _unless_down(partial(dense_of, sub), unavailable)
             channels[f"bm25:{i}"] = self.store.keyword_search(flt, sub, n)
         ranked = rank_channels(channels)
         fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)

@@ -7,7 +7,8 @@ commands live in :mod:`~hindsight.cli.commands`, the benchmarks in
 :mod:`~hindsight.cli.bench`, background work in :mod:`~hindsight.cli.jobs`, the review
 queue and the audit log in :mod:`~hindsight.cli.review`, feedback and history in
 :mod:`~hindsight.cli.history`, LLM usage in :mod:`~hindsight.cli.usage`, pin, restore
-and the maintenance pass in :mod:`~hindsight.cli.lifecycle`.
+and the maintenance pass in :mod:`~hindsight.cli.lifecycle`, the vector engine's check
+and index in :mod:`~hindsight.cli.vectors`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hindsight.cli import lifecycle as _lifecycle  # noqa: F401  # isort: skip
 from hindsight.cli import review as _review  # noqa: F401  # isort: skip
 from hindsight.cli import serve as _serve  # noqa: F401  # isort: skip
 from hindsight.cli import usage as _usage  # noqa: F401  # isort: skip
+from hindsight.cli import vectors as _vectors  # noqa: F401  # isort: skip
 
 __all__ = ["cli", "main"]
 

@@ -31,14 +31,15 @@ if TYPE_CHECKING:
 
 def open_store(settings: Settings) -> Store:
     """The store the settings describe: PostgreSQL when ``database_url`` is set, else
-    the embedded SQLite file under ``settings.home``; its vectors with the backend that
-    fits the database (pgvector, or the local index)."""
+    the embedded SQLite file under ``settings.home``; its vectors with the backend
+    ``vector_backend`` names (``auto``: the one that fits the database, pgvector or the
+    local index)."""
     from hindsight.store.sql import SQLStore
-    from hindsight.store.vectors import vector_backends
+    from hindsight.store.vectors import backend_name, vector_backends
 
     db = _open_database(settings)
     try:
-        vectors = vector_backends.create(db.vector_backend, settings)(db)
+        vectors = vector_backends.create(backend_name(settings, db), settings)(db)
     except BaseException:
         db.close()
         raise

@@ -11,9 +11,11 @@ On-disk formats:
 - ``vectors.vec`` is the vector, unit length, made by ``vectors.model``: on SQLite
   little-endian float32 bytes (``dim * 4``), on PostgreSQL a pgvector ``vector`` of
   ``dim`` values;
-- ``vector_log`` (SQLite only) orders every vector change (op 1 = put, 0 = remove) so
-  that the in-process vector index (``vectors/index.py``) can tell how far behind the
-  rows it is; PostgreSQL searches its vectors in the database and keeps no such log;
+- ``vector_log`` orders every vector change (op 1 = put, 0 = remove) so that the
+  in-process vector index (``vectors/index.py``) can tell how far behind the rows it
+  is, and is the outbox the Qdrant backends apply (``vectors/qdrant.py``; ``meta`` key
+  ``qdrant_applied:<collection>`` is the seq applied). PostgreSQL has it from its
+  migration 12, written only with a Qdrant backend (pgvector searches in the database);
 - ``keyword_docs.key`` and ``vectors.key`` equal ``memories.rowid``;
   ``keyword_docs.text`` holds the memory's own words (content, hints, speaker,
   date), ``context`` the words of neighbouring turns, weighed less by BM25;
@@ -433,6 +435,18 @@ POSTGRES: list[Migration] = [
     (9, JOB_QUEUE.format(real="DOUBLE PRECISION")),
     (10, TRUSTED),
     (11, DROPPED_ITEMS),
+    (
+        12,
+        """
+        CREATE TABLE vector_log (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            owner TEXT NOT NULL,
+            key BIGINT NOT NULL,
+            op INTEGER NOT NULL
+        );
+        CREATE INDEX vector_log_owner ON vector_log (owner, seq)
+        """,
+    ),
 ]
 
 

@@ -38,6 +38,11 @@ class LocalVectors:
         hnsw_threshold: int = 20_000,
         max_vectors: int | None = None,
     ) -> None:
+        if db.vector_backend != "local":
+            raise StoreError(
+                "the local vector backend keeps its vectors in the embedded SQLite store; "
+                "with HINDSIGHT_DATABASE_URL use pgvector, qdrant or qdrant-edge"
+            )
         self._db = db
         self._directory = directory
         self._hnsw_threshold = hnsw_threshold
