@@ -48,10 +48,12 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
         return validate.owner(value)
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
-        texts = [m.content for m in messages or [] if m.content and m.content.strip()]
-        if not texts:
+        said = [m for m in messages or [] if m.content and m.content.strip()]
+        if not said:
             return ""
-        query = "\n".join(texts[-RECENT:])[-MAX_QUERY:]
+        # the user's latest words, else the latest messages: what the reply must answer
+        asked = [m for m in said if m.role.value == "user"][-1:] or said[-RECENT:]
+        query = "\n".join(str(m.content) for m in asked)[-MAX_QUERY:]
         hits = await asyncio.to_thread(self.memory.recall, self.owner, query, k=self.k)
         return "\n".join(f"- {hit.memory.content}" for hit in hits)
 
