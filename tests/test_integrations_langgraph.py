@@ -7,6 +7,8 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 langgraph = pytest.importorskip("langgraph")
 
@@ -148,3 +150,41 @@ def test_compiled_graph(store: HindsightStore) -> None:
     graph.add_edge("answer", END)
     app = graph.compile(store=store)
     assert app.invoke({"said": []}) == {"said": ["kept", "Dave lives in Lisbon"]}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    value=st.dictionaries(st.text(max_size=8), json_values, max_size=4),
+    key=st.text(min_size=1, max_size=12),
+)
+def test_any_json_value_round_trips(
+    adapter_engine: Hindsight, value: dict[str, Any], key: str
+) -> None:
+    store = HindsightStore(memory=adapter_engine)
+    store.put(("user", "erin", "x"), key, value)
+    item = store.get(("user", "erin", "x"), key)
+    assert item is not None and (item.key, item.value) == (key, value)
+    store.delete(("user", "erin", "x"), key)
+    assert store.get(("user", "erin", "x"), key) is None
+
+
+def test_memory_must_be_an_engine_or_a_sync_client(adapter_url: str) -> None:
+    from hindsight import AsyncClient
+
+    client = AsyncClient(adapter_url)
+    with pytest.raises(TypeError, match=r"sync hindsight\.Client"):
+        HindsightStore(memory=client)
+    asyncio.run(client.close())
+    with pytest.raises(TypeError):
+        HindsightStore(memory=object())
