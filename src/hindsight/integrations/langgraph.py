@@ -68,9 +68,14 @@ def session_of(namespace: Sequence[str], key: str) -> str:
 def text_of(value: Mapping[str, Any], fields: Sequence[str] | None = None) -> str:
     """What of a value is searched: its string fields (of ``fields``, if given), else its JSON."""
     chosen: Any = value if fields is None else [value.get(f) for f in fields]
-    words = [s.strip() for s in _strings(chosen) if s.strip()]
-    text = "\n".join(words) or json.dumps(value, ensure_ascii=False, sort_keys=True)
+    words = [w for s in _strings(chosen) if _visible(w := s.replace("\x00", "").strip())]
+    text = "\n".join(words) or json.dumps(value, sort_keys=True)  # ASCII: always visible
     return text[:MAX_TEXT]
+
+
+def _visible(text: str) -> bool:
+    """Whether ``text`` shows something (hindsight refuses content of only blanks)."""
+    return any(c.isprintable() and not c.isspace() for c in text)
 
 
 def _strings(value: Any) -> Iterator[str]:
