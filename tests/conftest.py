@@ -144,3 +144,38 @@ def server() -> Iterator[FakeLLM]:
     speaks the OpenAI and Anthropic protocols (see llm_servers)."""
     with fake_llm() as fake:
         yield fake
+
+
+# -- the framework adapters (hindsight.integrations): the embedded engine, or a Client of a
+# real server on a loopback port over the same store
+@pytest.fixture(scope="module")
+def adapter_engine(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embeddings
+) -> Iterator[Hindsight]:
+    settings = Settings(home=tmp_path_factory.mktemp("adapter"), sqlite_synchronous="OFF")
+    with Hindsight(settings, embedder=embedder) as hs:
+        yield hs
+
+
+@pytest.fixture(scope="module")
+def adapter_url(adapter_engine: Hindsight) -> Iterator[str]:
+    from servers import live_server
+
+    from hindsight.api import create_app
+
+    with live_server(create_app(adapter_engine)) as base:
+        yield base
+
+
+@pytest.fixture(params=["embedded", "client"])
+def adapter_memory(request: pytest.FixtureRequest, adapter_engine: Hindsight) -> Iterator[object]:
+    """The engine itself, or a Client of a server over it; every owner forgotten after."""
+    from hindsight import Client
+
+    if request.param == "embedded":
+        yield adapter_engine
+    else:
+        with Client(request.getfixturevalue("adapter_url")) as client:
+            yield client
+    for owner in adapter_engine.owners():
+        adapter_engine.forget(owner=owner)
