@@ -91,7 +91,7 @@ export class Client {
   // -- long-term memory ------------------------------------------------------------------
 
   /** Remember a message, a conversation (`messages`), or (with `kind`) one memory as given. */
-  retain(owner: string, content?: string | null, options: RetainOptions = {}): Promise<S.RetainOut> {
+  async retain(owner: string, content?: string | null, options: RetainOptions = {}): Promise<S.RetainOut> {
     const { request_id, ...fields } = options;
     return this.#call("retain", { body: { owner, content: content ?? null, ...fields }, idempotencyKey: once(request_id) });
   }
@@ -102,7 +102,7 @@ export class Client {
   }
 
   /** One memory by id. */
-  get(memoryId: string): Promise<S.MemoryOut> {
+  async get(memoryId: string): Promise<S.MemoryOut> {
     return this.#call("get", { path: { memory_id: segment(memoryId, "memory") } });
   }
 
@@ -112,12 +112,12 @@ export class Client {
   }
 
   /** A page of an owner's memories with `next_offset` (null on the last page). */
-  listPage(owner: string, options: ListOptions = {}): Promise<S.MemoryPage> {
+  async listPage(owner: string, options: ListOptions = {}): Promise<S.MemoryPage> {
     return this.#call("list_memories", { query: { owner, ...options } });
   }
 
   /** Change a memory in place: only the fields given; new content is re-embedded. */
-  update(memoryId: string, changes: S.UpdateIn): Promise<S.MemoryOut> {
+  async update(memoryId: string, changes: S.UpdateIn): Promise<S.MemoryOut> {
     return this.#call("update", { path: { memory_id: segment(memoryId, "memory") }, body: changes });
   }
 
@@ -127,7 +127,7 @@ export class Client {
    */
   forget(memoryId: string, options?: { owner?: string; dry_run?: boolean }): Promise<S.ReceiptOut>;
   forget(filter: ForgetFilter): Promise<S.ReceiptOut>;
-  forget(target: string | ForgetFilter, options: { owner?: string; dry_run?: boolean } = {}): Promise<S.ReceiptOut> {
+  async forget(target: string | ForgetFilter, options: { owner?: string; dry_run?: boolean } = {}): Promise<S.ReceiptOut> {
     if (typeof target === "string") {
       return this.#call("forget", { path: { memory_id: segment(target, "memory") }, query: options });
     }
@@ -138,27 +138,27 @@ export class Client {
   }
 
   /** Say whether a memory was of use; returns it as changed. */
-  feedback(memoryId: string, useful: boolean): Promise<S.MemoryOut> {
+  async feedback(memoryId: string, useful: boolean): Promise<S.MemoryOut> {
     return this.#call("feedback", { path: { memory_id: segment(memoryId, "memory") }, body: { useful } });
   }
 
   /** The versions of a memory, oldest first. */
-  history(memoryId: string): Promise<S.HistoryOut> {
+  async history(memoryId: string): Promise<S.HistoryOut> {
     return this.#call("history", { path: { memory_id: segment(memoryId, "memory") } });
   }
 
   /** Pin a memory: it neither decays nor is archived until unpinned. */
-  pin(memoryId: string): Promise<S.MemoryOut> {
+  async pin(memoryId: string): Promise<S.MemoryOut> {
     return this.#call("pin", { path: { memory_id: segment(memoryId, "memory") } });
   }
 
   /** Let a pinned memory decay and archive again. */
-  unpin(memoryId: string): Promise<S.MemoryOut> {
+  async unpin(memoryId: string): Promise<S.MemoryOut> {
     return this.#call("unpin", { path: { memory_id: segment(memoryId, "memory") } });
   }
 
   /** Make an archived memory active again. */
-  restore(memoryId: string): Promise<S.MemoryOut> {
+  async restore(memoryId: string): Promise<S.MemoryOut> {
     return this.#call("restore", { path: { memory_id: segment(memoryId, "memory") } });
   }
 
@@ -168,7 +168,7 @@ export class Client {
   }
 
   /** Counts by kind and status, and the store's size and model: of one owner, or of all. */
-  stats(owner?: string): Promise<S.StatsOut> {
+  async stats(owner?: string): Promise<S.StatsOut> {
     return this.#call("stats", { query: owner === undefined ? {} : { owner } });
   }
 
@@ -179,19 +179,19 @@ export class Client {
   }
 
   /** Load exported records, re-embedding them; ids the owner already holds are skipped. */
-  importRecords(records: S.ImportIn["records"], options: Once = {}): Promise<S.ImportOut> {
+  async importRecords(records: S.ImportIn["records"], options: Once = {}): Promise<S.ImportOut> {
     return this.#call("import_records", { body: { records }, idempotencyKey: once(options.request_id) });
   }
 
   /** Run the maintenance pass over every owner (a key that writes every owner). */
-  maintain(asOf?: string): Promise<S.MaintainOut> {
+  async maintain(asOf?: string): Promise<S.MaintainOut> {
     return this.#call("maintain", { body: { as_of: asOf ?? null } });
   }
 
   // -- working memory --------------------------------------------------------------------
 
   /** Add a turn to a session's working memory; `retained` says what moved to long-term memory. */
-  observe(owner: string, sessionId: string, content: string, options: ObserveOptions = {}): Promise<S.ObserveOut> {
+  async observe(owner: string, sessionId: string, content: string, options: ObserveOptions = {}): Promise<S.ObserveOut> {
     const { request_id, ...fields } = options;
     return this.#call("observe", {
       path: { session_id: segment(sessionId, "session_id") },
@@ -212,17 +212,17 @@ export class Client {
   }
 
   /** Move a session's working memory into long-term memory and clear the window. */
-  consolidate(owner: string, sessionId: string): Promise<S.RetainOut> {
+  async consolidate(owner: string, sessionId: string): Promise<S.RetainOut> {
     return this.#call("consolidate", { path: { session_id: segment(sessionId, "session_id") }, body: { owner } });
   }
 
   /** End a session: consolidate what is left of its window. */
-  closeSession(owner: string, sessionId: string): Promise<S.RetainOut> {
+  async closeSession(owner: string, sessionId: string): Promise<S.RetainOut> {
     return this.#call("close_session", { path: { session_id: segment(sessionId, "session_id") }, body: { owner } });
   }
 
   /** Summarize a session into one long-term memory (needs an LLM on the server). */
-  summarize(owner: string, sessionId: string): Promise<S.MemoryOut> {
+  async summarize(owner: string, sessionId: string): Promise<S.MemoryOut> {
     return this.#call("summarize", { path: { session_id: segment(sessionId, "session_id") }, body: { owner } });
   }
 
@@ -251,12 +251,12 @@ export class Client {
   }
 
   /** Audit entries, newest first (a key with `"audit": true`). */
-  audit(options: Partial<Operations["audit"]["query"]> = {}): Promise<S.AuditPage> {
+  async audit(options: Partial<Operations["audit"]["query"]> = {}): Promise<S.AuditPage> {
     return this.#call("audit", { query: options });
   }
 
   /** Check the audit log's hash chain. */
-  verifyAudit(): Promise<S.AuditCheckOut> {
+  async verifyAudit(): Promise<S.AuditCheckOut> {
     return this.#call("verify_audit", {});
   }
 
