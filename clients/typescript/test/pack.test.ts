@@ -1,7 +1,7 @@
 // `npm pack` yields a package that installs into another project and imports by name,
 // with its type declarations.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -50,6 +50,17 @@ describe("the packed package", () => {
         "export { hits, content, one };",
       ].join("\n"),
     );
+    // the README's example, as a user runs it
+    copyFileSync(join(PACKAGE, "examples", "quickstart.mjs"), join(project, "quickstart.mjs"));
+    const printed = execFileSync("node", ["quickstart.mjs"], {
+      cwd: project,
+      encoding: "utf8",
+      env: { ...process.env, HINDSIGHT_URL: inject("url"), HINDSIGHT_API_KEY: inject("apiKey") },
+    });
+    expect(printed).toContain("Paris");
+    expect(printed).toMatch(/forgot [1-9]\d* memories/);
+    expect(printed).toContain("gone:");
+
     const tsc = join(PACKAGE, "node_modules", "typescript", "bin", "tsc");
     const args = ["--noEmit", "--strict", "--module", "NodeNext", "--moduleResolution", "NodeNext", "--target", "ES2022", "--lib", "ES2022,DOM", "main.ts"];
     run("node", [tsc, ...args], project);
