@@ -7,7 +7,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import type {} from "vitest"; // makes the augmentation below see the module
 
@@ -66,7 +67,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
       ],
     }),
   );
-  const python = process.env.HINDSIGHT_PYTHON ?? resolve(import.meta.dirname, "../../../.venv/bin/python");
+  const python = process.env.HINDSIGHT_PYTHON ?? fileURLToPath(new URL("../../../.venv/bin/python", import.meta.url));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const server = spawn(python, ["-m", "hindsight", "--home", home, "-q", "serve", "--port", String(port)], {

@@ -3,10 +3,11 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, inject, it } from "vitest";
 
-const PACKAGE = resolve(import.meta.dirname, "..");
+const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 const work = mkdtempSync(join(tmpdir(), "hindsight-ts-pack-"));
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const run = (cmd: string, args: string[], cwd: string) =>
