@@ -68,6 +68,9 @@ export interface ExplanationOut {
   final: number;
   /** The effective confidence the confidence boost used: the stored one, decayed for the weeks the memory went unused. */
   confidence?: number | null;
+  /** Channels this recall went without, their source down (dense: the embedding endpoint did not answer); the ranking is what the others found. */
+  unavailable?: string[];
+  rerank?: RerankOut | null;
 }
 
 export interface FeedbackIn {
@@ -331,6 +334,23 @@ export interface ReflectIn {
 export interface RejectIn {
   /** Delete it (the answer is then a receipt), or keep it as rejected history; by default the server's on_reject setting. */
   forget?: boolean | null;
+}
+
+/** The rerank step of the recall (with a reranker configured). */
+export interface RerankOut {
+  provider: string;
+  /** Whether the reranker's scores were used this time. */
+  applied: boolean;
+  /** What the rerank step took, in milliseconds. */
+  ms: number;
+  /** This result's score by the reranker, on its own scale. */
+  score?: number | null;
+  /** This result's rank by the reranker. */
+  rank?: number | null;
+  /** LLM tokens the step used. */
+  tokens?: number | null;
+  /** Why the reranker was not applied (down, slow, misconfigured, an unreadable answer): the results keep the engine's order. */
+  error?: string | null;
 }
 
 export interface RetainIn {
