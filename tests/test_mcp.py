@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import typing
@@ -172,6 +173,38 @@ def bob(portal: BlockingPortal, server_url: str) -> Iterator[Session]:
 # -- every transport: the tools and what they return ------------------------------------
 def test_kind_names_match_the_model() -> None:
     assert typing.get_args(KindName) == tuple(k.value for k in Kind)
+
+
+def test_stdio_answers_the_calls_a_client_sent_before_it_closed_its_input(
+    tmp_path: Path,
+) -> None:
+    """A client may send a call and close stdin at once: the call is still made and answered."""
+    calls = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+            "name": "memory_write",
+            "arguments": {"owner": "user:ann", "content": f"Note {i}: I prefer green tea."}}}
+          for i in (2, 3)),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", SERVE, str(tmp_path)],
+        input="".join(json.dumps(c) + "\n" for c in calls),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [1, 2, 3]
+    assert all("result" in answers[i] and not answers[i]["result"]["isError"] for i in (2, 3))
+    with Hindsight(Settings(home=tmp_path)) as hs:
+        stored = sorted(m.content for m in hs.list_memories("user:ann"))
+    assert stored == ["Note 2: I prefer green tea.", "Note 3: I prefer green tea."]
 
 
 def test_lists_every_tool_with_a_description_and_a_flat_schema(mcp: Session) -> None:
