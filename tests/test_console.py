@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hindsight import Hindsight
 from hindsight.api import create_app
-from hindsight.console.markup import Html, bars, h, tag
+from hindsight.console.markup import Html, bars, field, h, tag
 
 ALICE = "user:alice"
 
@@ -26,6 +26,12 @@ def test_text_is_escaped_wherever_it_goes(value: str) -> None:
     assert tag("a", "x", href=value).count('"') == 2  # no way out of the attribute
     assert "<script" not in bars(value, {value: 1.0}).lower()  # a chart's labels too
     assert h(Html("<b>")) == "<b>"  # markup made here stays markup
+
+
+def test_a_fields_attributes_are_escaped_once() -> None:
+    box = field("Also", "also", "a&b", placeholder='team "x"', required=True)
+    assert '<input id="f-also" name="also" type="text" value="a&amp;b"' in box
+    assert ' placeholder="team &quot;x&quot;" required>' in box  # not &amp;quot;
 
 
 @pytest.fixture

@@ -52,13 +52,22 @@ def join(parts: Iterable[object], sep: str = "") -> Html:
 def tag(element: str, /, *children: object, **attrs: object) -> Html:
     """An element; ``class_`` is ``class``, ``data_x`` is ``data-x``; a True attribute
     is written bare, False or None left out."""
+    return Html(f"<{element}{_attributes(attrs)}>{join(children)}</{element}>")
+
+
+def void(element: str, /, **attrs: object) -> Html:
+    """An element without content or end tag (``input``), its attributes as :func:`tag`'s."""
+    return Html(f"<{element}{_attributes(attrs)}>")
+
+
+def _attributes(attrs: Mapping[str, object]) -> str:
     written = []
     for key, value in attrs.items():
         if value is None or value is False:
             continue
         name_ = key.rstrip("_").replace("_", "-")
         written.append(f" {name_}" if value is True else f' {name_}="{h(value)}"')
-    return Html(f"<{element}{''.join(written)}>{join(children)}</{element}>")
+    return "".join(written)
 
 
 def url(path: str, **params: object) -> str:
@@ -103,22 +112,14 @@ def form(
 
 
 def hidden(name: str, value: object) -> Html:
-    return Html(f'<input type="hidden" name="{h(name)}" value="{h(value)}">')
+    return void("input", type="hidden", name=name, value=value)
 
 
 def field(
     label: str, name: str, value: object = "", *, type_: str = "text", **attrs: object
 ) -> Html:
     ident = f"f-{name}"
-    box = Html(
-        f'<input id="{ident}" name="{h(name)}" type="{h(type_)}" value="{h(value)}"'
-        + join(
-            f' {k.rstrip("_").replace("_", "-")}="{h(v)}"'
-            for k, v in attrs.items()
-            if v is not None
-        )
-        + ">"
-    )
+    box = void("input", id=ident, name=name, type=type_, value=value, **attrs)
     return tag("label", tag("span", label), box, for_=ident)
 
 
