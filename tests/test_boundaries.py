@@ -110,7 +110,7 @@ BASE_ONLY = textwrap.dedent(
         registry.create("openai", Settings(home=sys.argv[1]))
         raise AssertionError("made without httpx")
     except MissingExtraError as exc:
-        assert "agent-hindsight[llm]" in str(exc), exc
+        assert "pip install '.[llm]'" in str(exc), exc
     """
 )
 

@@ -286,7 +286,7 @@ def test_a_server_that_never_answers_is_a_timeout() -> None:
 
 def test_missing_httpx_is_an_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "httpx", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'agent-hindsight\[client\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install '\.\[client\]'"):
         Client("http://127.0.0.1:1")
     script = textwrap.dedent(
         """
@@ -304,7 +304,10 @@ def test_missing_httpx_is_an_install_line(monkeypatch: pytest.MonkeyPatch) -> No
     out = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
     )
-    assert out.stdout.strip() == "httpx is not installed: pip install 'agent-hindsight[client]'"
+    assert out.stdout.strip() == (
+        "httpx is not installed: install hindsight's 'client' extra "
+        "(from its checkout: pip install '.[client]')"
+    )
 
 
 # -- asyncio --------------------------------------------------------------------------------------

@@ -166,6 +166,9 @@ class MissingExtraError(HindsightError, ImportError):
     """An optional dependency is missing; the message says what to install."""
 
     def __init__(self, extra: str, package: str) -> None:
-        super().__init__(f"{package} is not installed: pip install 'agent-hindsight[{extra}]'")
+        super().__init__(
+            f"{package} is not installed: install hindsight's {extra!r} extra "
+            f"(from its checkout: pip install '.[{extra}]')"
+        )
         self.extra = extra
         self.package = package

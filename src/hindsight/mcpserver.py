@@ -1,7 +1,7 @@
 """The MCP server: hindsight's memory as tools an LLM agent can call.
 
 A thin adapter over :class:`~hindsight.engine.Hindsight`, on the official MCP SDK
-(``mcp`` 2.x, ``pip install 'agent-hindsight[server]'``). Every tool checks the
+(``mcp`` 2.x, ``pip install '.[server]'``). Every tool checks the
 caller's :class:`~hindsight.access.Principal`, runs the library call off the event
 loop within ``request_timeout_seconds`` and returns JSON. Errors are mapped once,
 in :meth:`_Server.call_tool`: a hindsight error or a bad argument becomes a tool

@@ -5,7 +5,7 @@ content, MIME type and metadata kept with it); ``query`` and ``update_context`` 
 owner's memories, best first, each result's metadata carrying its hindsight id, owner,
 time and score under ``"hindsight"``. ``clear`` forgets every memory of that owner only.
 
-Needs the ``autogen`` extra: ``pip install 'agent-hindsight[autogen]'``.
+Needs the ``autogen`` extra: ``pip install '.[autogen]'``.
 """
 
 from __future__ import annotations

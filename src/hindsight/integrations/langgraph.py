@@ -7,7 +7,7 @@ whose content is the value's text (its string fields), so that ``search(query=..
 ranks items by hindsight's recall. Each (namespace, key) is one memory: putting it
 again updates it in place (``created_at`` is kept), putting ``None`` forgets it.
 
-Needs the ``langgraph`` extra: ``pip install 'agent-hindsight[langgraph]'``.
+Needs the ``langgraph`` extra: ``pip install '.[langgraph]'``.
 """
 
 from __future__ import annotations

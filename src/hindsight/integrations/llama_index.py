@@ -4,7 +4,7 @@ Messages flushed from a ``llama_index.core.memory.Memory``'s short-term queue ar
 as the owner's turns (kept verbatim, extracted into long-term memory); ``aget`` recalls
 what the owner's memory holds on the recent messages, as lines of text for the prompt.
 
-Needs the ``llama-index`` extra: ``pip install 'agent-hindsight[llama-index]'``.
+Needs the ``llama-index`` extra: ``pip install '.[llama-index]'``.
 """
 
 from __future__ import annotations

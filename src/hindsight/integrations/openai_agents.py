@@ -8,7 +8,7 @@ the user said is extracted into the owner's long-term memory at once, like any s
 turns. ``pop_item`` forgets the latest item (and what was derived from it alone);
 ``clear_session`` forgets that session's memories only.
 
-Needs the ``openai-agents`` extra: ``pip install 'agent-hindsight[openai-agents]'``.
+Needs the ``openai-agents`` extra: ``pip install '.[openai-agents]'``.
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ try:
     import psycopg
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise StoreError(
-        "the PostgreSQL store needs psycopg: pip install 'agent-hindsight[postgres]'"
+        "the PostgreSQL store needs psycopg: install hindsight's 'postgres' extra "
+        "(from its checkout: pip install '.[postgres]')"
     ) from exc
 
 _TABLES = (

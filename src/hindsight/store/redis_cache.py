@@ -21,7 +21,8 @@ try:
     import redis
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise StoreError(
-        "the recall cache in Redis needs redis: pip install 'agent-hindsight[redis]'"
+        "the recall cache in Redis needs redis: install hindsight's 'redis' extra "
+        "(from its checkout: pip install '.[redis]')"
     ) from exc
 
 

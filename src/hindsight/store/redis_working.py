@@ -30,7 +30,8 @@ try:
     import redis
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise StoreError(
-        "working memory in Redis needs redis: pip install 'agent-hindsight[redis]'"
+        "working memory in Redis needs redis: install hindsight's 'redis' extra "
+        "(from its checkout: pip install '.[redis]')"
     ) from exc
 
 
