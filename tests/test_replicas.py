@@ -60,12 +60,13 @@ class Standby:
         self._run(
             _bin("pg_basebackup"),
             *("-D", str(folder), "-R", "-X", "stream", "-U", "postgres"),
+            "--checkpoint=fast",  # else it waits for a spread checkpoint: minutes on a busy server
             *("-h", parts.get("host", "localhost"), "-p", parts.get("port", "5432")),
         )
         self.url = _with_host(primary, str(folder), self.port)
 
     def _run(self, *args: str) -> None:
-        done = subprocess.run(args, capture_output=True, text=True, user=self.user, timeout=120)
+        done = subprocess.run(args, capture_output=True, text=True, user=self.user, timeout=300)
         assert done.returncode == 0, f"{args[0]} failed: {done.stderr}"
 
     def start(self) -> None:
