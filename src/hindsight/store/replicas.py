@@ -26,11 +26,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import parse_qsl, urlsplit
-
-if TYPE_CHECKING:
-    from hindsight.store.postgres import _Pool
 
 RETRY_SECONDS: Final = 5.0  # a standby that failed is asked again after this
 PROBE_SECONDS: Final = 1.0  # a standby's position and lag are asked at most this often
@@ -63,10 +60,18 @@ def reading_replicas() -> bool:
     return _reading.get()
 
 
+class Pool(Protocol):
+    """A standby's connections (the PostgreSQL store's pool): lent, given back, closed."""
+
+    def get(self) -> Any: ...
+    def put(self, conn: Any, /) -> None: ...
+    def close(self) -> None: ...
+
+
 @dataclass
 class Standby:
     url: str
-    pool: _Pool
+    pool: Pool
     lsn: int = -1  # replayed, when last asked
     lag: float = 0.0
     asked: float = float("-inf")  # monotonic time of the last probe
@@ -85,7 +90,7 @@ class Standby:
 class Standbys:
     """The standbys of one store, and the floor they must have replayed to be read."""
 
-    def __init__(self, urls: list[str], pool: Callable[[str], _Pool], *, max_lag: float) -> None:
+    def __init__(self, urls: list[str], pool: Callable[[str], Pool], *, max_lag: float) -> None:
         start = os.getpid() % len(urls)
         self._all = [Standby(url, pool(url)) for url in urls[start:] + urls[:start]]
         self._max_lag = max_lag
