@@ -11,89 +11,26 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from hindsight.errors import LLMTruncatedError, ValidationError
+from hindsight.errors import LLMTruncatedError
+from hindsight.llm.messages import Completion, CompletionRequest, Format, Message, Role, Usage
 from hindsight.registry import Registry
 
 if TYPE_CHECKING:
     from hindsight.llm.lenient import Leniency
     from hindsight.llm.structured import Structured
 
-Role = Literal["system", "user", "assistant"]
-#: How a request asks for JSON: by schema (the server constrains the answer), as JSON
-#: mode with the schema in the prompt (servers that reject schemas), or not at all.
-Format = Literal["json_schema", "json_object", "text"]
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One message of a conversation."""
-
-    role: Role
-    content: str
-
-    def __post_init__(self) -> None:
-        if self.role not in ("system", "user", "assistant"):
-            raise ValidationError(f"unknown role {self.role!r}: system, user or assistant")
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Tokens one call (or several, added up) used, as the provider reported them."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-        )
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class CompletionRequest:
-    """What to ask. ``model`` None means the provider's default; ``schema`` (a JSON
-    schema of an object) with ``format`` ``json_schema`` or ``json_object`` asks for JSON."""
-
-    messages: tuple[Message, ...]
-    model: str | None = None
-    max_tokens: int = 1_024
-    temperature: float = 0.0
-    schema: Mapping[str, Any] | None = None
-    schema_name: str = "answer"
-    format: Format = "text"
-
-    def __post_init__(self) -> None:
-        if not self.messages:
-            raise ValidationError("a completion needs at least one message")
-        if self.max_tokens <= 0:
-            raise ValidationError(f"max_tokens must be positive, not {self.max_tokens}")
-        if self.format == "json_schema" and self.schema is None:
-            raise ValidationError("format json_schema needs a schema")
-
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """The provider's answer. ``finish_reason`` is ``length`` when the answer was cut off
-    at ``max_tokens`` (whatever the vendor calls it); ``retries`` counts the transport
-    retries it took."""
-
-    text: str
-    finish_reason: str
-    usage: Usage = field(default_factory=Usage)
-    model: str | None = None
-    retries: int = 0
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
+__all__ = [
+    "LLM",
+    "Completion",
+    "CompletionRequest",
+    "Format",
+    "Message",
+    "Role",
+    "Usage",
+    "registry",
+]
 
 
 class LLM(abc.ABC):

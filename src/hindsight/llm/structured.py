@@ -30,8 +30,8 @@ from hindsight.errors import (
     LLMTruncatedError,
     ValidationError,
 )
-from hindsight.llm.base import LLM, Completion, CompletionRequest, Format, Message, Usage
 from hindsight.llm.lenient import STRICT, Leniency, Read, Unusable, read
+from hindsight.llm.messages import Completer, Completion, CompletionRequest, Format, Message, Usage
 from hindsight.llm.schema import check_schema, validate
 
 __all__ = [
@@ -194,7 +194,7 @@ def _request(
     )
 
 
-def _send(llm: LLM, request: CompletionRequest) -> tuple[Completion, Format]:
+def _send(llm: Completer, request: CompletionRequest) -> tuple[Completion, Format]:
     """Send; where the server rejects the schema format, again in JSON mode."""
     try:
         return llm.complete(request), request.format
@@ -229,7 +229,7 @@ def _send(llm: LLM, request: CompletionRequest) -> tuple[Completion, Format]:
 
 
 def ask(
-    llm: LLM,
+    llm: Completer,
     messages: Sequence[Message],
     schema: Mapping[str, Any],
     *,
