@@ -132,7 +132,7 @@ def test_an_interrupted_reembed_blocks_the_store_until_resumed(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kept = _tiny_store(settings)
-    monkeypatch.setattr("hindsight.jobs.REEMBED_BATCH", 1)
+    monkeypatch.setattr("hindsight.jobs.scheduled.REEMBED_BATCH", 1)
     with pytest.raises(EmbeddingError, match="went away"):
         reembed(settings, embedder=Failing(budget=1))
     for embedder in (TinyHash(), Failing(budget=9)):  # neither the old model nor the new

@@ -40,6 +40,7 @@ from urllib.parse import quote
 from hindsight import errors, validate, views
 from hindsight.engine import UNSET, _Unset
 from hindsight.history import History
+from hindsight.jobs.kinds import JobQueue
 from hindsight.lifecycle import MaintainReport
 from hindsight.models import (
     ForgetReceipt,
@@ -53,7 +54,6 @@ from hindsight.models import (
 )
 from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry, StoreStats, UsageRow, WorkingTurn
-from hindsight.work import JobQueue
 
 if TYPE_CHECKING:
     import httpx

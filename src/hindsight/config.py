@@ -246,7 +246,7 @@ class Settings(BaseSettings):
     llm_prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     # tokens (prompt + completion) each owner may use per UTC day; past it LLM work waits
     llm_daily_token_budget: int | None = Field(default=None, gt=0)
-    # LLM extraction (hindsight.work): with a provider set, each retain queues a job per
+    # LLM extraction (hindsight.jobs): with a provider set, each retain queues a job per
     # this many turns; what the model is less sure of than llm_min_confidence is not kept
     llm_extract: bool = True
     llm_extract_turns: int = Field(default=12, gt=0, le=100)

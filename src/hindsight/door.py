@@ -69,7 +69,7 @@ class Operation(enum.StrEnum):
     UNPIN = "unpin"
     RESTORE = "restore"  # an archived memory made active again
     ARCHIVE = "archive"  # an unused memory archived by the maintenance pass
-    EXTRACT = "extract"  # what a queued LLM extraction found in stored turns (hindsight.work)
+    EXTRACT = "extract"  # what a queued LLM extraction found in stored turns (hindsight.jobs)
     ASSESS = "assess"  # the LLM check's verdicts on held and untrusted memories (guard.assess)
 
 

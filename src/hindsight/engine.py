@@ -41,6 +41,7 @@ from hindsight.guard.assess import Assessed
 from hindsight.guard.notify import Notifier
 from hindsight.history import History, versions
 from hindsight.ingest import Ingest, input_hash
+from hindsight.jobs.runner import JobQueueOps, Work, Worker
 from hindsight.lifecycle import MaintainReport, Maintenance, Retention, erase
 from hindsight.lifecycle.retention import is_expired, is_retired
 from hindsight.llm.meter import Meter
@@ -72,7 +73,6 @@ from hindsight.store import (
 )
 from hindsight.store.replicas import replica_reads
 from hindsight.transfer import memory_to_dict
-from hindsight.work import JobQueueOps, Work, Worker
 
 MAX_K: Final = 1_000
 _log = logging.getLogger("hindsight.engine")

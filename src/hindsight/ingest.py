@@ -27,6 +27,7 @@ from hindsight.errors import (
     ValidationError,
 )
 from hindsight.extract import Extracted, Extractor
+from hindsight.jobs.kinds import extraction_jobs
 from hindsight.models import (
     ROLE_OF_SOURCE,
     Kind,
@@ -41,7 +42,6 @@ from hindsight.models import (
 from hindsight.reflect import Changes, Draft, reconcile
 from hindsight.store import QueuedJob
 from hindsight.transfer import memory_from_dict
-from hindsight.work import extraction_jobs
 from hindsight.write import Candidate, Plan, Vector, embedding_text, plan
 
 _log = logging.getLogger("hindsight.ingest")

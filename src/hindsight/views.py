@@ -19,6 +19,7 @@ from typing import Any
 
 from hindsight import validate
 from hindsight.history import History, HistoryEvent, Version
+from hindsight.jobs.kinds import JobQueue
 from hindsight.models import (
     ChannelHit,
     Explanation,
@@ -32,7 +33,6 @@ from hindsight.models import (
 from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry, QueuedJob, StoreStats, UsageRow, WorkingTurn
 from hindsight.transfer import memory_from_dict, memory_to_dict
-from hindsight.work import JobQueue
 
 JSON = dict[str, Any]
 

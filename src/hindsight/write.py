@@ -122,7 +122,7 @@ class Plan:
     updates: dict[str, tuple[Memory, Vector | None]] = field(default_factory=dict)
     result: RetainResult = field(default_factory=RetainResult)
     needs_vector: set[str] = field(default_factory=set)
-    # background work the write queues, in its transaction (hindsight.work)
+    # background work the write queues, in its transaction (hindsight.jobs)
     jobs: list[QueuedJob] = field(default_factory=list)
     # set instead when the write was made before under the same idempotency key: the
     # result then recorded (JSON), and nothing is written again

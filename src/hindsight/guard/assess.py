@@ -27,7 +27,7 @@ write that finds one pending queues none: the job reads the store when it runs).
    and never changes a trusted memory.
 
 An answer that fails the schema twice fails the job with nothing written, as any LLM
-job's (:mod:`hindsight.work`); what it would have judged is judged by a later run.
+job's (:mod:`hindsight.jobs`); what it would have judged is judged by a later run.
 """
 
 from __future__ import annotations

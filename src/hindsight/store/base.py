@@ -156,7 +156,7 @@ JOB_STATES: Final = ("pending", "deferred", "running", "done", "failed")
 
 @dataclass(frozen=True, slots=True)
 class QueuedJob:
-    """Background work kept in the database (see :mod:`hindsight.work`): it survives a
+    """Background work kept in the database (see :mod:`hindsight.jobs`): it survives a
     restart, and servers sharing the database take turns at it by lease. ``id`` is
     derived from what the job does, so queueing the same work again adds nothing."""
 
@@ -461,7 +461,7 @@ class Store(abc.ABC):
     def tokens_used(self, owner: str, since: datetime) -> int:
         """Prompt and completion tokens ``owner``'s LLM calls used at or after ``since``."""
 
-    # -- the job queue (hindsight.work) --------------------------------------------------
+    # -- the job queue (hindsight.jobs) --------------------------------------------------
     @abc.abstractmethod
     def claim_jobs(
         self,

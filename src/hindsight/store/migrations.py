@@ -162,7 +162,7 @@ SPEAKERS = """
 """
 
 # The job queue (SQLite 11, PostgreSQL 9): background work kept in the database
-# (hindsight.work). ``id`` is derived from the work (operation, owner, inputs, prompt
+# (hindsight.jobs). ``id`` is derived from the work (operation, owner, inputs, prompt
 # version), so queueing it again adds nothing; ``payload`` and ``result`` are JSON;
 # ``state`` is pending, deferred, running, done or failed; a running job is leased to
 # ``holder`` until ``lease_until``, after which another worker may take it.

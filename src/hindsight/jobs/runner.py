@@ -37,14 +37,12 @@ server's too; ``hindsight jobs wait`` runs the queue in the foreground.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -67,6 +65,7 @@ from hindsight.errors import (
 from hindsight.extract import llm as llm_extract
 from hindsight.guard.assess import OPERATION as ASSESS
 from hindsight.guard.assess import Assessor
+from hindsight.jobs.kinds import EXTRACT, READ_ROLES, REFLECT, SUMMARIZE, JobQueue
 from hindsight.models import Kind, Memory, Turn
 from hindsight.reflect import llm as distil_prompts
 from hindsight.store import JOB_STATES, Filter, QueuedJob
@@ -80,11 +79,8 @@ if TYPE_CHECKING:
     from hindsight.llm.meter import Meter
     from hindsight.store import Store
 
-_log = logging.getLogger("hindsight.work")
+_log = logging.getLogger("hindsight.jobs")
 MAX_LISTED: Final = 1_000  # jobs listed at once
-EXTRACT: Final = "extract"
-SUMMARIZE: Final = "summarize"
-REFLECT: Final = "reflect"
 #: Who holds a job's lease: this process (and its thread, in :class:`Work.run`).
 HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}"
 _BACKOFF: Final = 30.0
@@ -96,61 +92,6 @@ _RETRYABLE: Final = (LLMTransportError, LLMTimeoutError, StoreError, EmbeddingUn
 # tries not counted: it runs until the endpoint is back
 _EMBED_RETRY: Final = 30.0
 _FINAL: Final = (LLMOutputError, LLMTruncatedError, LLMRequestError)
-_READ_ROLES: Final = frozenset({"user", "tool"})
-
-
-@dataclass(frozen=True, slots=True)
-class JobQueue:
-    """The queue as a caller sees it: how many jobs are in each state, and the latest."""
-
-    counts: dict[str, int]
-    jobs: list[QueuedJob]
-
-
-def _job(
-    context: WriteContext, operation: str, ids: Sequence[str], version: str, **payload: Any
-) -> QueuedJob:
-    """A job of ``operation`` over ``ids`` for the write's owner, run as its writer; its
-    id derives from all of that, so the same work is queued once."""
-    (owner,) = context.owners
-    key = "\0".join([operation, owner, version, *ids])
-    return QueuedJob(
-        id="j_" + hashlib.sha256(key.encode()).hexdigest()[:28],
-        owner=owner,
-        operation=operation,
-        payload={
-            **payload,
-            "memories": list(ids),
-            "principal": context.principal.name,
-            "trust": context.principal.trust,
-            "prompt": version,
-        },
-        created_at=context.at,
-    )
-
-
-def distil_job(
-    context: WriteContext, operation: str, ids: Sequence[str], *, session_id: str | None = None
-) -> QueuedJob:
-    """The model's summary of a session (``summarize``: its turns' ids) or lessons
-    (``reflect``: the ids of the memories looked at)."""
-    extra = {} if session_id is None else {"session_id": session_id}
-    return _job(context, operation, ids, distil_prompts.PROMPT_VERSION, **extra)
-
-
-def extraction_jobs(
-    context: WriteContext, turns: Sequence[tuple[str, str]], size: int
-) -> list[QueuedJob]:
-    """The extraction jobs for a write's kept turns (``(episode id, role)``, in order):
-    one per ``size`` turns that include a user's or a tool's, run as the writer."""
-    jobs = []
-    for start in range(0, len(turns), size):
-        chunk = turns[start : start + size]
-        if not any(role in _READ_ROLES for _, role in chunk):
-            continue  # nothing anyone stated: only the assistant or the system spoke
-        ids = [episode for episode, _ in chunk]
-        jobs.append(_job(context, EXTRACT, ids, llm_extract.PROMPT_VERSION))
-    return jobs
 
 
 class Work:
@@ -422,7 +363,7 @@ class Work:
             for m in self.store.children([e.id for e in episodes])
             if m.kind is not Kind.EPISODE and m.valid_to is None
         ]
-        said = " ".join(e.content for e in episodes if e.metadata.get("role") in _READ_ROLES)
+        said = " ".join(e.content for e in episodes if e.metadata.get("role") in READ_ROLES)
         near: list[Memory] = []
         if said.strip():
             vector = self.embedder.encode_query(said[:4_000])
