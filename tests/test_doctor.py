@@ -187,8 +187,9 @@ def test_an_llm_that_answers_and_a_reranker_that_does_not(
 ) -> None:
     server.script(openai_answer("OK"))
     rerank = f"http://127.0.0.1:{closed_port()}"
+    options = {"reranker.http": {"base_url": rerank, "model": "r"}}  # over the settings'
     with Hindsight(
-        configured(settings, server, reranker="http", rerank_base_url=rerank, rerank_model="r"),
+        configured(settings, server, reranker="http", provider_options=options),
         embedder=embedder,
     ) as hs:
         found = hs.doctor()

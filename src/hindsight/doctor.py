@@ -171,12 +171,13 @@ def _check_embedding(settings: Settings, embedder: Embeddings) -> tuple[dict[str
 
 def _reranker(settings: Settings, reranker: Reranker | None, check: bool) -> dict[str, Any]:
     uses_llm = reranker is not None and reranker.name == "llm"
+    options = settings.provider_options.get(f"reranker.{settings.reranker}", {})
     model = (settings.llm_models.get("rerank") or settings.llm_model) if uses_llm else None
     directory = settings.rerank_model_dir
     return {
         "name": settings.reranker,
-        "model": model or settings.rerank_model,
-        "base_url": public_url(settings.rerank_base_url),
+        "model": model or options.get("model") or settings.rerank_model,
+        "base_url": public_url(options.get("base_url") or settings.rerank_base_url),
         "model_dir": None if directory is None else str(directory),
         # the LLM reranker's endpoint is the LLM's, checked there
         "check": None
