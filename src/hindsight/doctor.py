@@ -60,10 +60,11 @@ def report(
     check_endpoints: bool = True,
 ) -> dict[str, Any]:
     """The report of an engine's parts (see the module's docstring)."""
+    llm = _llm(settings, check_endpoints)  # first: an unknown provider is a bad setting
     parts = {
         "embedding": _embedding(settings, store, embedder, check_endpoints),
         "reranker": _reranker(settings, reranker, check_endpoints),
-        "llm": _llm(settings, check_endpoints),
+        "llm": llm,
         "store": _store(settings, store, check_endpoints),
     }
     ok = all(part["check"] is None or part["check"]["ok"] for part in parts.values())
