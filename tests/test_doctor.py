@@ -20,13 +20,13 @@ from pydantic import SecretStr
 from servers import live_server
 
 from hindsight import Client, EmbeddingMismatchError, Hindsight, Settings
-from hindsight import jobs as hindsight_jobs
 from hindsight.access import KeyRing, Principal
 from hindsight.api import create_app
 from hindsight.cli import cli
 from hindsight.doctor import diagnose, public_url
 from hindsight.embed import Embeddings
 from hindsight.errors import PermissionDeniedError
+from hindsight.jobs import scheduled as hindsight_jobs
 from hindsight.mcpserver import create_server
 
 EMBED_KEY = "sk-embed-0123456789"
