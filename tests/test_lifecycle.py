@@ -388,7 +388,7 @@ def test_two_engines_on_one_postgres_do_the_work_once(
 def test_of_two_servers_the_one_holding_the_lease_runs_the_scheduled_pass(
     settings: Settings, embedder: Embeddings, clock: Clock
 ) -> None:
-    from hindsight import jobs
+    from hindsight.jobs import scheduled as jobs
 
     with Hindsight(settings, embedder=embedder, clock=clock) as first:
         remember(first, "The user once tried a salsa class", 0.2)
