@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hindsight import embed, review, validate, views
+from hindsight import embed, foresight, review, validate, views
 from hindsight.access import TRUSTED, Principal
 from hindsight.config import Settings
 from hindsight.conversations import Conversations
@@ -437,6 +437,23 @@ class Hindsight(Conversations, JobQueueOps):
         if not weights:
             raise ValidationError("give at least one owner")
         return weights
+
+    def foresee(
+        self, owner: str, now: datetime | str | None = None, days: int = foresight.DEFAULT_DAYS
+    ) -> list[foresight.Item]:
+        """What lies ahead for ``owner``: events, commitments, routines and goals they
+        spoke of that are open and due from ``now``'s day (default: today) to ``days``
+        days later, in ``settings.timezone``, and the open ones with no date; soonest,
+        then surest, first. Read from their turns as of ``now``: a later move,
+        cancellation or completion is honoured (:mod:`hindsight.foresight`)."""
+        owner = self._readable(owner)
+        limit = foresight.MAX_DAYS
+        if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= limit:
+            raise ValidationError(f"days must be an integer from 0 to {foresight.MAX_DAYS}")
+        when = validate.timestamp(now, field="now") or self._now()
+        flt = self._live(Filter(owners=[owner], kinds=foresight.READ), self._now())
+        said = foresight.statements(self.store.iterate(flt))
+        return foresight.foresee(said, now=when, days=days, zone=self._zone)
 
     def get(self, memory_id: str) -> Memory:
         """One memory by id (an id of an owner the caller may not read is unknown)."""

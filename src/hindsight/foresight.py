@@ -1,0 +1,453 @@
+"""Foresight: what lies ahead for an owner, read from what they said and when.
+
+From dated statements ("the mechanic on Friday", "I owe Marek a reply", "choir every
+other Thursday", "the lease ends on the 30th") :func:`foresee` keeps prospective items:
+events with a date, commitments with or without one, routines and open goals. Dates
+resolve against the time each statement was said, in the users' time zone
+(:func:`hindsight.timewords.ahead`).
+
+Why computed, not stored: the items are read from the owner's verbatim turns at call
+time, in the order they were said. A later turn that moves an item ("pushed to next
+week"), cancels it or reports it done then needs no write-time bookkeeping, works on
+history imported out of order, on every store backend alike, and a forgotten turn takes
+its items with it. An owner's turns are few enough to read at once; nothing is cached.
+
+Each statement is one of, in this order:
+
+- a habit of the past ("used to ... every Friday"): nothing;
+- a cancellation or a completion of an open item it names ("the dentist is cancelled",
+  "paid the invoice"): the item closes;
+- a move of an open item it names, to a day or by an amount ("pushed back two days");
+- a new item: a routine, an event or commitment with a date ahead, an undated
+  commitment ("I owe Marek a reply") or goal ("I want to learn Spanish"). A report of
+  something past ("I went to the dentist on Friday") is none.
+
+Pure functions: :class:`Statement` values in, :class:`Item` values out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Final, Literal
+
+from hindsight import timewords
+from hindsight.models import Kind, Memory, Source
+from hindsight.timewords import Ahead, Recurrence
+
+ItemKind = Literal["event", "commitment", "routine", "goal"]
+
+__all__ = ["Item", "ItemKind", "Statement", "foresee", "read", "statements"]
+
+DEFAULT_DAYS: Final = 14
+MAX_DAYS: Final = 3_660
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """Something the owner said: a memory's id, its text and when it was said."""
+
+    id: str
+    text: str
+    said: datetime  # aware
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One thing ahead: its words, when it is due (a day, a day and time, or None for
+    an undated commitment or goal), its kind, the memories it came from, and how sure
+    the reading is (0..1: a date is surer than a weekday, a weekday than none)."""
+
+    content: str
+    due: date | datetime | None
+    kind: ItemKind
+    memory_ids: tuple[str, ...]
+    confidence: float
+
+    @property
+    def day(self) -> date | None:
+        return self.due.date() if isinstance(self.due, datetime) else self.due
+
+
+@dataclass(slots=True)
+class _Open:
+    """An item while statements are read: it may still move, close or repeat."""
+
+    content: str
+    kind: ItemKind
+    words: frozenset[str]
+    ids: list[str]
+    sure: float
+    day: date | None = None
+    at: time | None = None
+    every: Recurrence | None = None
+    closed: bool = False
+    said: list[datetime] = field(default_factory=list)
+
+
+# -- the words that tell what a statement does ---------------------------------------------
+def _words(*phrases: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(phrases) + r")\b", re.IGNORECASE)
+
+
+_HABIT_PAST: Final = _words(r"used to", r"would always", r"back when", r"years ago")
+_CANCELLED: Final = _words(
+    r"cancel(?:l?ed|s|ling)?",
+    r"call(?:ed)? (?:it |that |the \w+ )?off",
+    r"(?:is|'s|are|'re|was) off",
+    r"scrap(?:ped)?",
+    r"no longer",
+    r"(?:not|isn'?t|aren'?t|won'?t be) (?:going ahead|happening|on anymore)",
+    r"not going anymore",
+    r"(?:quit|stopped|dropped|gave up|give up|skip(?:ping)?|ditch(?:ed)?)",
+    r"(?:don'?t|doesn'?t|no) need to",
+    r"forget (?:about )?(?:the|it|that)",
+)
+_DONE: Final = _words(
+    r"done",
+    r"finished",
+    r"completed",
+    r"paid(?: off)?",
+    r"sent",
+    r"submitted",
+    r"replied",
+    r"returned",
+    r"renewed",
+    r"handed in",
+    r"took care of",
+    r"dealt with",
+    r"sorted(?: out)?",
+    r"fixed",
+    r"wrote back",
+    r"got back to",
+    r"answered",
+    r"picked up",
+    r"signed",
+    r"filed",
+    r"settled",
+    r"ticked off",
+    r"all set",
+    r"called",
+    r"emailed",
+    r"booked",
+    r"bought",
+    r"posted",
+)
+_MOVED: Final = _words(
+    r"mov(?:e|ed|es|ing)",
+    r"push(?:ed|es|ing)?",
+    r"postpon(?:e|ed|es|ing)",
+    r"reschedul(?:e|ed|es|ing)",
+    r"delay(?:ed|s|ing)?",
+    r"brought (?:forward|up)",
+    r"bump(?:ed)?",
+    r"shift(?:ed)?",
+    r"changed to",
+    r"now (?:on|at|is|for)",
+    r"instead",
+    r"put off",
+    r"actually",
+    r"not (?:on )?(?:" + "|".join(timewords._WEEKDAYS) + ")",
+)
+_GOAL: Final = _words(
+    r"(?:i|we) (?:really )?(?:want|would like|'d like|hope|plan|intend|aim|wish) to",
+    r"(?:i'm|i am|we're|we are) (?:trying|hoping|planning|aiming) to",
+    r"(?:my|our) (?:goal|aim|plan|resolution) (?:is|for)",
+    r"(?:i'm|i am) (?:determined|going) to",
+    r"(?:i|we)'ll finally",
+)
+_COMMITMENT: Final = _words(
+    r"(?:i|we) (?:still |really )?(?:owe|must|should|need to|have to|promised|agreed to|"
+    r"(?:'ve|have) got to|'ve to|ought to)",
+    r"(?:i'm|i am|we're|we are) supposed to",
+    r"(?:i'll|i will|we'll|we will) (?:\w+ )?(?:send|call|reply|write|pay|return|finish|submit|"
+    r"email|fix|bring|book|get back|sort|renew|review|ring|text|let)",
+    r"remind me to",
+    r"don'?t (?:let me )?forget to",
+    r"(?:is|are) due",
+    r"deadline",
+    r"to-?do",
+)
+_PAST: Final = re.compile(
+    r"\b(?:was|were|had|went|did|got|came|saw|met|took|ate|ran|made|told|said|left|"
+    r"spent|drove|flew|gave|visited|attended|enjoyed|finished|celebrated|played|watched|"
+    r"(?!need|feed|speed|seed|indeed|proceed|exceed|succeed|embed)[a-z]{3,}ed)\b",
+    re.IGNORECASE,
+)
+_AHEAD_TENSE: Final = _words(
+    r"will",
+    r"'ll",
+    r"going to",
+    r"gonna",
+    r"need to",
+    r"have to",
+    r"has to",
+    r"must",
+    r"should",
+    r"due",
+    r"is",
+    r"are",
+    r"am",
+    r"'s",
+    r"'re",
+    r"owe",
+    r"promised",
+    r"plan",
+    r"want",
+    r"ends",
+    r"starts",
+    r"expires",
+    r"(?:booked|scheduled|arranged|planned|set|signed up|registered|invited) (?:for|on|to|me)",
+    r"got (?:tickets|a table|an appointment|a slot)",
+)
+_PRONOUN: Final = _words(r"it", r"that", r"this", r"them", r"those")
+_SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+|,? but\s+", re.IGNORECASE)
+_LEAD: Final = re.compile(
+    r"^(?:(?:oh|ok|okay|so|also|and|btw|by the way|anyway|well|hey|right|reminder|"
+    r"heads up|fyi|note to self|quick update|update)\b[,:!\s-]*)+",
+    re.IGNORECASE,
+)
+_STOP_WORDS: Final = (
+    "a an the i me my we our us you your it "
+    "its this that these those to of for on in at by "
+    "with and or but is are am was were be been being "
+    "'s 're 'm do does did have has had will 'll would "
+    "should must can could need needs going gonna got get gets just "
+    "really still now then so also too very up out off back "
+    "over about from into next last this coming week weeks day days "
+    "month months year years today tonight tomorrow morning evening afternoon night weekend "
+    "time again instead later earlier sooner forward anymore no not one two "
+    "three four five six seven eight nine ten a couple few end "
+    "every each other moved move moves moving pushed push postponed postpone rescheduled "
+    "reschedule delayed delay cancelled canceled cancel called off done finished completed all "
+    "set sorted there here what when which who whom "
+)
+_STOP: Final = frozenset(_STOP_WORDS.split() + list(timewords._WEEKDAYS) + list(timewords._MONTHS))
+
+
+def _stem(word: str) -> str:
+    for ending in ("ing", "ed", "es", "s", "e"):
+        if len(word) > len(ending) + 3 and word.endswith(ending):
+            return word[: -len(ending)]
+    return word
+
+
+def _key_words(text: str) -> frozenset[str]:
+    """The words that name what a statement is about, stemmed: "the mechanic on Friday"
+    is {"mechanic"}; "paid the invoice" and "pay the invoice" share "invoice"."""
+    words = re.findall(r"[a-z][a-z'-]+|\d+", text.lower())
+    return frozenset(_stem(w) for w in words if w not in _STOP and not w.isdigit())
+
+
+def _clean(text: str) -> str:
+    """The user's words for an item: the statement without a lead-in or an end stop."""
+    text = _LEAD.sub("", text.strip()).strip(" ,;:-")
+    text = text.rstrip(".!;, ")
+    return text[:1].upper() + text[1:] if text else text
+
+
+# -- reading the statements -------------------------------------------------------------------
+def read(statements: Iterable[Statement], zone: tzinfo) -> list[_Open]:
+    """Every item the statements make, in time order, with what later ones did to it."""
+    items: list[_Open] = []
+    for statement in sorted(statements, key=lambda s: s.said):
+        said = statement.said.astimezone(zone)
+        for sentence in _SENTENCE.split(statement.text):
+            if sentence.strip():
+                _read_sentence(items, sentence.strip(), said, statement.id)
+    return items
+
+
+def _read_sentence(items: list[_Open], text: str, said: datetime, mid: str) -> None:
+    if _HABIT_PAST.search(text):
+        return
+    named = _named(items, text)
+    when = timewords.ahead(text, said)
+    if when is not None and when.past:
+        when = None if _PAST.search(text) or not _AHEAD_TENSE.search(text) else when
+    if named is not None and _CANCELLED.search(text):
+        _close(named, mid, said)
+        return
+    if named is not None and _DONE.search(text) and not _is_ahead(text, when):
+        _close(named, mid, said)
+        return
+    if named is not None and _MOVED.search(text) and _move(named, text, when, said, mid):
+        return
+    _new(items, text, when, said, mid)
+
+
+def _is_ahead(text: str, when: Ahead | None) -> bool:
+    """Whether ``text`` speaks of a time ahead: "booked the flight for Friday" books a
+    plan, "booked the flight" completes one."""
+    return when is not None and not when.past and (when.surely_ahead or _is_future(text))
+
+
+def _is_future(text: str) -> bool:
+    return bool(_AHEAD_TENSE.search(text)) or not _PAST.search(text)
+
+
+def _named(items: Sequence[_Open], text: str) -> _Open | None:
+    """The open item ``text`` speaks of: the one sharing most of its key words (the
+    latest on a tie), else, for "it" or "that", the item spoken of last."""
+    words = _key_words(text)
+    best, best_score = None, 0.0
+    for item in items:
+        if item.closed:
+            continue
+        shared = len(words & item.words)
+        if shared and shared >= best_score:
+            best, best_score = item, shared
+    if best is not None:
+        return best
+    if _PRONOUN.search(text) and (open_items := [i for i in items if not i.closed]):
+        return max(open_items, key=lambda i: i.said[-1])
+    return None
+
+
+def _close(item: _Open, mid: str, said: datetime) -> None:
+    item.closed = True
+    item.ids.append(mid)
+    item.said.append(said)
+
+
+def _move(item: _Open, text: str, when: Ahead | None, said: datetime, mid: str) -> bool:
+    """Move ``item`` as ``text`` says: to a day it names, or by an amount; False if it
+    names neither (then it is no move)."""
+    by = timewords.shift(text)
+    if by is not None and item.day is not None:
+        item.day = item.day + by
+    elif when is not None and when.week and item.day is not None:
+        # "pushed to next week": the same weekday, a week after the one it was said in
+        monday = said.date() + timedelta(days=7 - said.weekday())
+        item.day = monday + timedelta(days=item.day.weekday())
+    elif when is not None:
+        item.day, item.sure = when.day, when.sure
+        item.at = when.at or item.at
+        if item.kind == "goal" and not when.deadline:
+            item.kind = "event"
+    else:
+        return False
+    if item.kind == "routine":  # a routine moved once is a one-off on that day
+        item.every = None
+    item.ids.append(mid)
+    item.said.append(said)
+    return True
+
+
+def _new(items: list[_Open], text: str, when: Ahead | None, said: datetime, mid: str) -> None:
+    content, words = _clean(text), _key_words(text)
+    if not content or not words:
+        return
+    every = timewords.recurrence(text, said)
+    if every is not None and not _PAST.search(text.replace("every other", "")):
+        items.append(_item(content, "routine", words, mid, said, 0.8, every.first, every=every))
+        return
+    if when is not None and not when.past:
+        if not when.surely_ahead and not _is_future(text):
+            return  # "I went to the dentist on Friday": a report of something past
+        kind: ItemKind = "event"
+        if _GOAL.search(text):
+            kind = "goal"
+        elif _COMMITMENT.search(text) or when.deadline:
+            kind = "commitment"
+        _append(items, _item(content, kind, words, mid, said, when.sure, when.day, at=when.at))
+        return
+    if when is None and _GOAL.search(text):
+        _append(items, _item(content, "goal", words, mid, said, 0.4, None))
+    elif when is None and _COMMITMENT.search(text):
+        _append(items, _item(content, "commitment", words, mid, said, 0.5, None))
+
+
+def _item(
+    content: str,
+    kind: ItemKind,
+    words: frozenset[str],
+    mid: str,
+    said: datetime,
+    sure: float,
+    day: date | None,
+    *,
+    at: time | None = None,
+    every: Recurrence | None = None,
+) -> _Open:
+    return _Open(content, kind, words, [mid], sure, day, at, every, said=[said])
+
+
+def _append(items: list[_Open], new: _Open) -> None:
+    """Add ``new``, or, when it says again an open item of the same kind and day, keep
+    the item with this statement among its sources."""
+    for item in items:
+        if (
+            not item.closed
+            and item.kind == new.kind
+            and item.day == new.day
+            and len(item.words & new.words) >= max(1, min(len(item.words), len(new.words)) // 2)
+        ):
+            item.ids.extend(new.ids)
+            item.said.extend(new.said)
+            item.sure = max(item.sure, new.sure)
+            return
+    items.append(new)
+
+
+# -- what lies ahead ---------------------------------------------------------------------------
+def foresee(
+    statements: Iterable[Statement],
+    *,
+    now: datetime,
+    days: int = DEFAULT_DAYS,
+    zone: tzinfo,
+) -> list[Item]:
+    """The open items due from ``now``'s day to ``days`` days later (inclusive, in
+    ``zone``), and the open undated ones; a routine once, at its next time in the
+    horizon. Soonest first (undated last), then surest."""
+    today = now.astimezone(zone).date()
+    last = today + timedelta(days=days)
+    found = []
+    for item in read((s for s in statements if s.said <= now), zone):
+        if item.closed:
+            continue
+        day = item.every.next(today) if item.every is not None else item.day
+        if day is not None and not today <= day <= last:
+            continue
+        due: date | datetime | None = day
+        if day is not None and item.at is not None:
+            due = datetime.combine(day, item.at, tzinfo=zone)
+        found.append(
+            Item(
+                content=item.content,
+                due=due,
+                kind=item.kind,
+                memory_ids=tuple(dict.fromkeys(item.ids)),
+                confidence=round(item.sure, 2),
+            )
+        )
+    return sorted(found, key=_order)
+
+
+def _order(item: Item) -> tuple[bool, date, time, float]:
+    at = item.due.timetz().replace(tzinfo=None) if isinstance(item.due, datetime) else time.min
+    return (item.day is None, item.day or date.max, at, -item.confidence)
+
+
+def statements(memories: Iterable[Memory]) -> list[Statement]:
+    """What the owner said, of ``memories``: their verbatim turns as the user, and what
+    was stored as said outright (a fact or an experience given with its kind); not what
+    an extractor, a summary or the assistant made of it, which would say it twice."""
+    return [
+        Statement(m.id, m.content, m.observed_at)
+        for m in memories
+        if m.provenance.source is Source.USER
+        and (
+            m.metadata.get("role", "user") == "user"
+            if m.kind is Kind.EPISODE
+            else m.kind in _STATED and not m.provenance.derived_from
+        )
+    ]
+
+
+_STATED: Final = (Kind.FACT, Kind.EXPERIENCE, Kind.PREFERENCE)
+"""The kinds a statement may be stored as directly; :data:`READ` adds the turns."""
+READ: Final = (Kind.EPISODE, *_STATED)
