@@ -58,6 +58,7 @@ CLI: dict[str, tuple[str, ...]] = {
     "run_jobs": ("jobs", "run"),
     "wait_jobs": ("jobs", "wait"),
     "retry_jobs": ("jobs", "retry"),
+    "foresee": ("foresee",),
 }
 # library method -> REST operation ids (all of them must exist)
 REST: dict[str, set[str]] = {
@@ -84,6 +85,7 @@ MCP: dict[str, str] = {
     "pin": "memory_pin",
     "unpin": "memory_unpin",
     "restore": "memory_restore",
+    "foresee": "memory_foresee",
 }
 _MAINTENANCE = (
     "maintenance across all owners: expired turns are already hidden from every read, "

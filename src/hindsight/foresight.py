@@ -39,7 +39,7 @@ from hindsight.timewords import Ahead, Recurrence
 
 ItemKind = Literal["event", "commitment", "routine", "goal"]
 
-__all__ = ["Item", "ItemKind", "Statement", "foresee", "read", "statements"]
+__all__ = ["Item", "ItemKind", "Statement", "briefing", "foresee", "read", "statements"]
 
 DEFAULT_DAYS: Final = 14
 MAX_DAYS: Final = 3_660
@@ -451,3 +451,19 @@ def statements(memories: Iterable[Memory]) -> list[Statement]:
 _STATED: Final = (Kind.FACT, Kind.EXPERIENCE, Kind.PREFERENCE)
 """The kinds a statement may be stored as directly; :data:`READ` adds the turns."""
 READ: Final = (Kind.EPISODE, *_STATED)
+
+
+def briefing(items: Sequence[Item]) -> str:
+    """The items as a short text for the start of a session: one line each, soonest
+    first, "nothing ahead" when there are none."""
+    if not items:
+        return "Nothing ahead."
+    lines = ["Ahead:"]
+    for item in items:
+        when = "no date"
+        if isinstance(item.due, datetime):
+            when = f"{item.due:%a %d %b %H:%M}"
+        elif item.due is not None:
+            when = f"{item.due:%a %d %b}"
+        lines.append(f"- {when}: {item.content} ({item.kind})")
+    return "\n".join(lines)
