@@ -170,6 +170,15 @@ _COMMITMENT: Final = _words(
     r"deadline",
     r"to-?do",
 )
+# a to-do said as an order to oneself: "Call the bank today", "Pick up the kids at 4"
+_TODO: Final = re.compile(
+    r"^(?:please )?(?:call|ring|phone|text|email|e-mail|message|pay|send|post|book|buy|order|"
+    r"pick up|collect|drop off|return|renew|submit|finish|fix|water|clean|take|bring|get|"
+    r"check|file|write|reply|answer|cancel|sign|print|pack|prepare|confirm|schedule|"
+    r"feed|walk|mow|wash|tidy|sort|ask|tell|remind|invite|visit|see|meet|do)\b"
+    r"(?!\s+(?:is|are|was|were|has|had|will|starts|ends|club|class|group)\b)",
+    re.IGNORECASE,
+)
 _PAST: Final = re.compile(
     r"\b(?:was|were|had|went|did|got|came|saw|met|took|ate|ran|made|told|said|left|"
     r"spent|drove|flew|gave|visited|attended|enjoyed|finished|celebrated|played|watched|"
@@ -255,9 +264,24 @@ def read(statements: Iterable[Statement], zone: tzinfo) -> list[_Open]:
     for statement in sorted(statements, key=lambda s: s.said):
         said = statement.said.astimezone(zone)
         for sentence in _SENTENCE.split(statement.text):
-            if sentence.strip():
-                _read_sentence(items, sentence.strip(), said, statement.id)
+            for clause in _clauses(sentence.strip()):
+                _read_sentence(items, clause, said, statement.id)
     return items
+
+
+_CLAUSE: Final = re.compile(r",\s*(?:and\s+|then\s+)?|\s+and\s+(?=(?:i|we|my|our|the)\b)", re.I)
+_HEADING: Final = re.compile(r"^[^:]{1,25}:\s+")
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence that names several plans, each with its own time ("the plumber is on
+    Tuesday, Lena's recital on Thursday, and I must send the invoice by Friday"), as
+    one clause each; any other sentence whole. A short heading ("Busy week:") goes."""
+    sentence = _HEADING.sub("", sentence)
+    parts = [p.strip() for p in _CLAUSE.split(sentence) if p.strip()]
+    if len(parts) > 1 and all(timewords.ahead(p, date.min) for p in parts):
+        return parts
+    return [sentence] if sentence else []
 
 
 def _read_sentence(items: list[_Open], text: str, said: datetime, mid: str) -> None:
@@ -350,7 +374,7 @@ def _new(items: list[_Open], text: str, when: Ahead | None, said: datetime, mid:
         kind: ItemKind = "event"
         if _GOAL.search(text):
             kind = "goal"
-        elif _COMMITMENT.search(text) or when.deadline:
+        elif _COMMITMENT.search(text) or _TODO.search(content) or when.deadline:
             kind = "commitment"
         _append(items, _item(content, kind, words, mid, said, when.sure, when.day, at=when.at))
         return
