@@ -279,7 +279,11 @@ def _clauses(sentence: str) -> list[str]:
     one clause each; any other sentence whole. A short heading ("Busy week:") goes."""
     sentence = _HEADING.sub("", sentence)
     parts = [p.strip() for p in _CLAUSE.split(sentence) if p.strip()]
-    if len(parts) > 1 and all(timewords.ahead(p, date.min) for p in parts):
+    if (
+        len(parts) > 1
+        and not timewords.recurrence(sentence, date.min)  # "every Friday, from this Friday"
+        and all(timewords.ahead(p, date.min) and _key_words(p) for p in parts)
+    ):
         return parts
     return [sentence] if sentence else []
 

@@ -139,7 +139,7 @@ def _score(hs: Hindsight, owner: str, scenario: Scenario, tally: Tally) -> None:
         hs.retain(owner, text, observed_at=at)
     listed = hs.foresee(owner, now=scenario.now, days=scenario.days)
     left = list(listed)
-    wrong = []
+    wrong: list[dict[str, Any]] = []
     for want in scenario.expect:
         got = next((i for i in left if want.content.lower() in i.content.lower()), None)
         if got is None:
