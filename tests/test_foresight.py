@@ -67,6 +67,9 @@ def _on(month: int, day: int, year: int = 2026) -> date:
         ("Conference on Mar 1", _on(3, 1, 2027)),  # this year's has passed
         ("Conference on 3 April 2027", _on(4, 3, 2027)),
         ("Flight to Oslo on 2026-05-20", _on(5, 20)),
+        ("Review on Friday the 27th", _on(3, 27)),  # the date decides, not the weekday
+        ("Review on Friday, 27 March", _on(3, 27)),
+        ("Review on Friday, March 27th, 2027", _on(3, 27, 2027)),
         ("Pay the invoice by Friday", _on(3, 6)),
         ("Finish the report by the end of the month", _on(3, 31)),
         ("Finish the report by the end of next month", _on(4, 30)),
@@ -198,6 +201,15 @@ def test_several_plans_in_one_sentence_are_items_each() -> None:
     ]
 
 
+def test_an_amount_alone_moves_the_item_named() -> None:
+    said = _said(
+        (0, "Performance review is on Friday the 27th."),
+        (1, "They brought the review forward by two days."),
+    )
+    (item,) = foresee(said, now=SAID + timedelta(days=1), days=30, zone=UTC)
+    assert item.day == _on(3, 25) and item.memory_ids == ("m0", "m1")
+
+
 def test_the_horizon_is_inclusive_and_in_the_users_days() -> None:
     said = _said((0, "Dinner on the 18th."), (0, "Lunch on the 19th."))
     assert [i.content for i in foresee(said, now=SAID, days=14, zone=UTC)] == ["Dinner on the 18th"]
@@ -298,6 +310,17 @@ def test_dates_resolve_in_the_users_time_zone(tmp_path: Path, embedder: Embeddin
     assert item.kind == "commitment"
     assert item.due == datetime(2026, 3, 6, 16, tzinfo=item.due.tzinfo)  # type: ignore[union-attr]
     assert item.due.isoformat() == "2026-03-06T16:00:00-05:00"  # type: ignore[union-attr]
+
+
+def test_giving_up_closes_a_goal_and_a_turn_of_phrase_promises_nothing(engine: Hindsight) -> None:
+    _tell(
+        engine,
+        OWNER,
+        (0, "I want to learn Italian before summer."),
+        (0, "I must say the fish soup yesterday was amazing."),
+        (1, "I'm giving up on Italian, no time."),
+    )
+    assert engine.foresee(OWNER, now=SAID + timedelta(days=2)) == []
 
 
 def test_only_the_owners_own_words_count(engine: Hindsight) -> None:

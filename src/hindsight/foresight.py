@@ -101,7 +101,8 @@ _CANCELLED: Final = _words(
     r"no longer",
     r"(?:not|isn'?t|aren'?t|won'?t be) (?:going ahead|happening|on anymore)",
     r"not going anymore",
-    r"(?:quit|stopped|dropped|gave up|give up|skip(?:ping)?|ditch(?:ed)?)",
+    r"(?:quit|quitting|stopped|stopping|dropped|dropping|gave up|give up|giving up|"
+    r"skip(?:ping)?|ditch(?:ed|ing)?)",
     r"(?:don'?t|doesn'?t|no) need to",
     r"forget (?:about )?(?:the|it|that)",
 )
@@ -141,7 +142,7 @@ _MOVED: Final = _words(
     r"postpon(?:e|ed|es|ing)",
     r"reschedul(?:e|ed|es|ing)",
     r"delay(?:ed|s|ing)?",
-    r"brought (?:forward|up)",
+    r"brought (?:\w+ ){0,3}(?:forward|up)",
     r"bump(?:ed)?",
     r"shift(?:ed)?",
     r"changed to",
@@ -210,6 +211,12 @@ _AHEAD_TENSE: Final = _words(
     r"expires",
     r"(?:booked|scheduled|arranged|planned|set|signed up|registered|invited) (?:for|on|to|me)",
     r"got (?:tickets|a table|an appointment|a slot)",
+)
+# turns of phrase that promise nothing: "I must say the soup was great"
+_IDIOM: Final = _words(
+    r"i (?:must|have to|should|need to) (?:say|admit|confess|tell you)",
+    r"i'll (?:say|admit|tell you what|be honest)",
+    r"i (?:hope|want to say) (?:so|not|that you|you)",
 )
 _PRONOUN: Final = _words(r"it", r"that", r"this", r"them", r"those")
 _SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+|,? but\s+", re.IGNORECASE)
@@ -301,7 +308,8 @@ def _read_sentence(items: list[_Open], text: str, said: datetime, mid: str) -> N
     if named is not None and _DONE.search(text) and not _is_ahead(text, when):
         _close(named, mid, said)
         return
-    if named is not None and _MOVED.search(text) and _move(named, text, when, said, mid):
+    moved = _MOVED.search(text) or timewords.shift(text) is not None
+    if named is not None and moved and _move(named, text, when, said, mid):
         return
     _new(items, text, when, said, mid)
 
@@ -366,7 +374,7 @@ def _move(item: _Open, text: str, when: Ahead | None, said: datetime, mid: str) 
 
 def _new(items: list[_Open], text: str, when: Ahead | None, said: datetime, mid: str) -> None:
     content, words = _clean(text), _key_words(text)
-    if not content or not words:
+    if not content or not words or _IDIOM.search(text):
         return
     every = timewords.recurrence(text, said)
     if every is not None and not _PAST.search(text.replace("every other", "")):

@@ -308,6 +308,7 @@ _NUMBER: Final = r"\d{1,3}|a couple(?: of)?|a few|" + "|".join(
 )
 _WEEKDAY: Final = "|".join(_WEEKDAYS)
 _ORDINAL: Final = r"(?:st|nd|rd|th)"
+_DAY_NAME: Final = rf"(?:(?:{_WEEKDAY}),? )?"  # "Friday the 27th", "Friday, 27 March"
 _CLOCK: Final = re.compile(
     r"\b(?:at |@ ?)?(?:(?P<hour>\d{1,2})(?::(?P<minute>[0-5]\d))? ?(?P<half>am|pm|a\.m\.|p\.m\.)"
     r"|(?P<h24>[01]?\d|2[0-3]):(?P<m24>[0-5]\d)|(?P<noon>noon|midday))\b",
@@ -316,10 +317,11 @@ _CLOCK: Final = re.compile(
 _AHEAD: Final = re.compile(
     rf"\b(?P<by>(?:by|before|until|no later than|due) )?(?:"
     r"(?P<iso>\d{4}-\d{2}-\d{2})"
-    rf"|(?:on )?(?:the )?(?P<dm_day>\d{{1,2}}){_ORDINAL}?(?: of)? {_named_month('dm_month')}"
-    r"(?:,? (?P<dm_year>\d{4}))?"
-    rf"|(?:on )?{_named_month('md_month')} (?:the )?(?P<md_day>\d{{1,2}}){_ORDINAL}?\b"
+    rf"|(?:on )?{_DAY_NAME}(?:the )?(?P<dm_day>\d{{1,2}}){_ORDINAL}?(?: of)? "
+    rf"{_named_month('dm_month')}(?:,? (?P<dm_year>\d{{4}}))?"
+    rf"|(?:on )?{_DAY_NAME}{_named_month('md_month')} (?:the )?(?P<md_day>\d{{1,2}}){_ORDINAL}?\b"
     r"(?:,? (?P<md_year>\d{4}))?"
+    rf"|(?:on )?(?:{_WEEKDAY}),? (?:the )?(?P<wd_nth>\d{{1,2}}){_ORDINAL}\b"
     r"|(?P<after_tomorrow>the day after tomorrow)"
     r"|(?P<tomorrow>tomorrow)(?: (?:morning|afternoon|evening|night))?"
     r"|(?P<today>today|tonight|this (?:morning|afternoon|evening)|later today)"
@@ -408,6 +410,8 @@ def ahead(text: str, said: datetime | date) -> Ahead | None:
 def _ahead(match: re.Match[str], today: date) -> tuple[date, float] | None:
     if iso := match["iso"]:
         return date.fromisoformat(iso), 0.9
+    if nth := match["wd_nth"]:  # "Friday the 27th": the date decides
+        return _next_nth(today, int(nth)), 0.9
     if match["dm_day"] or match["md_day"]:
         month = _month_number(match["dm_month"] or match["md_month"])
         day = int(match["dm_day"] or match["md_day"])
