@@ -2,7 +2,8 @@
 a person expects.
 
 A file (``bench/foresight/*.json``: ``{"name", "version": 1, "scenarios": [...]}``)
-holds scenarios, each with ``turns`` (``text``, ``observed_at``), a ``now``, ``days`` and
+holds scenarios, each with ``turns`` (``text``, ``observed_at``, and a ``role``: by
+default ``user``), a ``now``, ``days`` and
 the ``expect``-ed items (``content``: a word of it, ``due``: an ISO date or null,
 ``kind``), and optionally the users' ``timezone`` (default UTC). Each scenario has an
 owner of its own; its turns are retained through the engine, then
@@ -44,7 +45,7 @@ class Expected:
 @dataclass(frozen=True, slots=True)
 class Scenario:
     id: str
-    turns: tuple[tuple[str, str], ...]  # (text, observed_at)
+    turns: tuple[tuple[str, str, str], ...]  # (text, observed_at, role)
     now: str
     days: int
     expect: tuple[Expected, ...]
@@ -66,7 +67,10 @@ def load(path: Path) -> tuple[str, list[Scenario]]:
 def _scenario(raw: Mapping[str, Any]) -> Scenario:
     return Scenario(
         id=str(raw["id"]),
-        turns=tuple((str(t["text"]), str(t["observed_at"])) for t in raw["turns"]),
+        turns=tuple(
+            (str(t["text"]), str(t["observed_at"]), str(t.get("role", "user")))
+            for t in raw["turns"]
+        ),
         now=str(raw["now"]),
         days=int(raw["days"]),
         expect=tuple(
@@ -135,8 +139,8 @@ def run(
 
 
 def _score(hs: Hindsight, owner: str, scenario: Scenario, tally: Tally) -> None:
-    for text, at in scenario.turns:
-        hs.retain(owner, text, observed_at=at)
+    for text, at, role in scenario.turns:
+        hs.retain(owner, messages=[{"role": role, "content": text}], observed_at=at)
     listed = hs.foresee(owner, now=scenario.now, days=scenario.days)
     left = list(listed)
     wrong: list[dict[str, Any]] = []
