@@ -77,6 +77,9 @@ def _on(month: int, day: int, year: int = 2026) -> date:
         ("Send it by March 10", _on(3, 10)),
         ("The surveyor comes next week", _on(3, 9)),  # a week: its Monday
         ("Hiking this weekend", _on(3, 7)),
+        ("dentist appt thurs", _on(3, 5)),  # short forms
+        ("dinner tue", _on(3, 10)),
+        ("brunch on sat", _on(3, 7)),
     ],
 )
 def test_a_time_ahead_resolves_against_the_day_said(text: str, day: date) -> None:
@@ -129,6 +132,8 @@ def test_words_naming_no_time_ahead() -> None:
         ("Rent goes out on the 1st of every month", _on(4, 1), _on(5, 1)),
         ("Every month on the 15th I pay the card", _on(3, 15), _on(4, 15)),
         ("Meds every day", _on(3, 4), _on(3, 5)),
+        ("Book club meets the first Tuesday of every month", _on(4, 7), _on(5, 5)),
+        ("Payroll on the last Friday of the month", _on(3, 27), _on(4, 24)),
     ],
 )
 def test_a_routine_comes_back(text: str, first: date, then: date) -> None:
@@ -208,6 +213,28 @@ def test_an_amount_alone_moves_the_item_named() -> None:
     )
     (item,) = foresee(said, now=SAID + timedelta(days=1), days=30, zone=UTC)
     assert item.day == _on(3, 25) and item.memory_ids == ("m0", "m1")
+
+
+def test_looser_wording() -> None:
+    said = _said(
+        (0, "This week:\n- Thursday: dinner at Mia's\n- Saturday: Jonah's party"),
+        (0, "I've got band practice every Wednesday at 7pm."),
+        (0, "I'd like to get my running up to 10k."),
+        (0, "Need to prep slides for Monday's board meeting."),
+        (0, "Gotta send the tax docs by Friday."),
+        (0, "The kitchen install is on March 20."),
+        (1, "Sent them off this morning."),
+        (1, "Kitchen install postponed, no new date yet."),
+    )
+    items = foresee(said, now=SAID + timedelta(days=1), zone=UTC)
+    assert [(i.content, i.day, i.kind) for i in items] == [
+        ("Thursday: dinner at Mia's", _on(3, 5), "event"),
+        ("Saturday: Jonah's party", _on(3, 7), "event"),
+        ("Need to prep slides for Monday's board meeting", _on(3, 9), "commitment"),
+        ("I've got band practice every Wednesday at 7pm", _on(3, 11), "routine"),
+        ("I'd like to get my running up to 10k", None, "goal"),
+        ("The kitchen install is on March 20", None, "event"),  # open, no new day
+    ]
 
 
 def test_the_horizon_is_inclusive_and_in_the_users_days() -> None:

@@ -153,7 +153,8 @@ _MOVED: Final = _words(
     r"not (?:on )?(?:" + "|".join(timewords._WEEKDAYS) + ")",
 )
 _GOAL: Final = _words(
-    r"(?:i|we) (?:really )?(?:want|would like|'d like|hope|plan|intend|aim|wish) to",
+    r"(?:i|we) (?:really )?(?:want|would (?:like|love)|hope|plan|intend|aim|wish) to",
+    r"(?:i|we)'d (?:really )?(?:like|love) to",
     r"(?:i'm|i am|we're|we are) (?:trying|hoping|planning|aiming) to",
     r"(?:my|our) (?:goal|aim|plan|resolution) (?:is|for)",
     r"(?:i'm|i am) (?:determined|going) to",
@@ -166,6 +167,8 @@ _COMMITMENT: Final = _words(
     r"(?:i'll|i will|we'll|we will) (?:\w+ )?(?:send|call|reply|write|pay|return|finish|submit|"
     r"email|fix|bring|book|get back|sort|renew|review|ring|text|let)",
     r"remind me to",
+    r"^(?:still )?(?:need to|have to|gotta|got to|must|should)",
+    r"(?:i|we) (?:still )?gotta",
     r"don'?t (?:let me )?forget to",
     r"(?:is|are) due",
     r"deadline",
@@ -183,6 +186,7 @@ _TODO: Final = re.compile(
 _PAST: Final = re.compile(
     r"\b(?:was|were|had|went|did|got|came|saw|met|took|ate|ran|made|told|said|left|"
     r"spent|drove|flew|gave|visited|attended|enjoyed|finished|celebrated|played|watched|"
+    r"sent|paid|bought|sold|wrote|spoke|found|heard|brought|thought|kept|lost|won|felt|"
     r"(?!need|feed|speed|seed|indeed|proceed|exceed|succeed|embed)[a-z]{3,}ed)\b",
     re.IGNORECASE,
 )
@@ -211,6 +215,16 @@ _AHEAD_TENSE: Final = _words(
     r"expires",
     r"(?:booked|scheduled|arranged|planned|set|signed up|registered|invited) (?:for|on|to|me)",
     r"got (?:tickets|a table|an appointment|a slot)",
+)
+# a move that names no new day: the item stays open, undated
+_OFF_ITS_DAY: Final = _words(
+    r"postpon(?:e|ed|es|ing)",
+    r"put off",
+    r"on hold",
+    r"delay(?:ed)?",
+    r"reschedul(?:e|ed|ing)",
+    r"(?:no|without a) (?:new )?date",
+    r"tbc|tbd|to be confirmed",
 )
 # turns of phrase that promise nothing: "I must say the soup was great"
 _IDIOM: Final = _words(
@@ -243,7 +257,17 @@ _STOP_WORDS: Final = (
 _STOP: Final = frozenset(_STOP_WORDS.split() + list(timewords._WEEKDAYS) + list(timewords._MONTHS))
 
 
+_IRREGULAR: Final = {
+    **{"sent": "send", "paid": "pay", "bought": "buy", "wrote": "write", "written": "write"},
+    **{"took": "take", "taken": "take", "made": "make", "brought": "bring", "gave": "give"},
+    **{"sold": "sell", "kept": "keep", "told": "tell", "met": "meet", "did": "do"},
+}
+
+
 def _stem(word: str) -> str:
+    word = _IRREGULAR.get(word, word)
+    if len(word) > 4 and word.endswith(("ied", "ies")):  # replied, replies: reply
+        return word[:-3] + "y"
     for ending in ("ing", "ed", "es", "s", "e"):
         if len(word) > len(ending) + 3 and word.endswith(ending):
             return word[: -len(ending)]
@@ -278,13 +302,17 @@ def read(statements: Iterable[Statement], zone: tzinfo) -> list[_Open]:
 
 _CLAUSE: Final = re.compile(r",\s*(?:and\s+|then\s+)?|\s+and\s+(?=(?:i|we|my|our|the)\b)", re.I)
 _HEADING: Final = re.compile(r"^[^:]{1,25}:\s+")
+_BULLET: Final = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
 
 
 def _clauses(sentence: str) -> list[str]:
     """A sentence that names several plans, each with its own time ("the plumber is on
     Tuesday, Lena's recital on Thursday, and I must send the invoice by Friday"), as
     one clause each; any other sentence whole. A short heading ("Busy week:") goes."""
-    sentence = _HEADING.sub("", sentence)
+    sentence = _BULLET.sub("", sentence)
+    heading = _HEADING.match(sentence)
+    if heading and not timewords.ahead(heading.group(), date.min):  # "Tuesday: gym" stays
+        sentence = sentence[heading.end() :]
     parts = [p.strip() for p in _CLAUSE.split(sentence) if p.strip()]
     if (
         len(parts) > 1
@@ -321,7 +349,15 @@ def _is_ahead(text: str, when: Ahead | None) -> bool:
 
 
 def _is_future(text: str) -> bool:
-    return bool(_AHEAD_TENSE.search(text)) or not _PAST.search(text)
+    return bool(_AHEAD_TENSE.search(text)) or not _is_past(text)
+
+
+_HAVE_GOT: Final = _words(r"(?:'ve|have|has|'s) got")
+
+
+def _is_past(text: str) -> bool:
+    """Whether ``text`` is in the past tense ("I've got band" is not)."""
+    return bool(_PAST.search(_HAVE_GOT.sub("have", text)))
 
 
 def _named(items: Sequence[_Open], text: str) -> _Open | None:
@@ -338,8 +374,13 @@ def _named(items: Sequence[_Open], text: str) -> _Open | None:
     if best is not None:
         return best
     if _PRONOUN.search(text) and (open_items := [i for i in items if not i.closed]):
+        if _DONE.search(text):  # what one completes is a commitment or a goal
+            open_items = [i for i in open_items if i.kind in _DOABLE] or open_items
         return max(open_items, key=lambda i: i.said[-1])
     return None
+
+
+_DOABLE: Final = ("commitment", "goal")
 
 
 def _close(item: _Open, mid: str, said: datetime) -> None:
@@ -349,8 +390,8 @@ def _close(item: _Open, mid: str, said: datetime) -> None:
 
 
 def _move(item: _Open, text: str, when: Ahead | None, said: datetime, mid: str) -> bool:
-    """Move ``item`` as ``text`` says: to a day it names, or by an amount; False if it
-    names neither (then it is no move)."""
+    """Move ``item`` as ``text`` says: to a day it names, by an amount, or off its day
+    ("postponed, no new date yet": open, undated); False if it says none of these."""
     by = timewords.shift(text)
     if by is not None and item.day is not None:
         item.day = item.day + by
@@ -363,6 +404,8 @@ def _move(item: _Open, text: str, when: Ahead | None, said: datetime, mid: str) 
         item.at = when.at or item.at
         if item.kind == "goal" and not when.deadline:
             item.kind = "event"
+    elif _OFF_ITS_DAY.search(text) and item.every is None:
+        item.day, item.at, item.sure = None, None, min(item.sure, 0.4)
     else:
         return False
     if item.kind == "routine":  # a routine moved once is a one-off on that day
@@ -377,7 +420,7 @@ def _new(items: list[_Open], text: str, when: Ahead | None, said: datetime, mid:
     if not content or not words or _IDIOM.search(text):
         return
     every = timewords.recurrence(text, said)
-    if every is not None and not _PAST.search(text.replace("every other", "")):
+    if every is not None and not _is_past(text):
         items.append(_item(content, "routine", words, mid, said, 0.8, every.first, every=every))
         return
     if when is not None and not when.past:

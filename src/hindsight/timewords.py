@@ -333,8 +333,10 @@ _AHEAD: Final = re.compile(
     r"|(?P<week_which>next|this coming) (?P<week_unit>week|month|weekend)"
     r"|(?P<weekend>this weekend|at the weekend|on the weekend)"
     rf"|(?P<last>last|past|previous) (?:{_WEEKDAY})"
-    rf"|(?P<wd_which>this coming |this |next |coming |on |(?:on )?the )?(?P<weekday>{_WEEKDAY})\b"
+    rf"|(?P<wd_which>this coming |this |next |coming |on |(?:on )?the )?"
+    rf"(?P<weekday>{_WEEKDAY}|tues?|thu(?:rs?)?|wed|fri)\b"
     rf"(?!s)(?: (?:after next|week))?"
+    r"|(?P<wd_which2>this |next |on )(?P<weekday2>mon|sat|sun)\b"
     rf"|(?:on )?the (?P<nth>\d{{1,2}}){_ORDINAL}\b(?! of (?:every|each))"
     r")",
     re.IGNORECASE,
@@ -450,7 +452,7 @@ def _ahead(match: re.Match[str], today: date) -> tuple[date, float] | None:
         return today + timedelta(days=(5 - today.weekday()) % 7), 0.75
     if match["last"]:
         return today, 0.0
-    if weekday := match["weekday"]:
+    if weekday := match["weekday"] or match["weekday2"]:
         return _weekday(today, weekday, match), 0.75
     if nth := match["nth"]:
         return _next_nth(today, int(nth)), 0.9
@@ -460,8 +462,8 @@ def _ahead(match: re.Match[str], today: date) -> tuple[date, float] | None:
 def _weekday(today: date, name: str, match: re.Match[str]) -> date:
     """The day "<which> <weekday>" means: "this Friday" may be today, "on Friday" said on
     a Friday is a week away, and "next Friday" is the Friday of next week."""
-    target = _WEEKDAYS.index(name.lower())
-    which = (match["wd_which"] or "").strip().lower()
+    target = _weekday_number(name)
+    which = (match["wd_which"] or match["wd_which2"] or "").strip().lower()
     days = (target - today.weekday()) % 7
     if which == "this" or which == "this coming":
         pass
@@ -475,6 +477,11 @@ def _weekday(today: date, name: str, match: re.Match[str]) -> date:
     if tail.endswith(("after next", "week")):  # "Friday week": a week after the coming one
         days += 7
     return today + timedelta(days=days)
+
+
+def _weekday_number(name: str) -> int:
+    """Monday 0 to Sunday 6, of a weekday's name or its short form ("thurs", "tue")."""
+    return [d[:2] for d in _WEEKDAYS].index(name[:2].lower())
 
 
 def _next_date(today: date, month: int, day: int) -> date:
@@ -528,11 +535,31 @@ _EVERY: Final = re.compile(
     rf"\b(?:(?:every|each) (?P<other>other |second |2nd )?(?:week on )?(?P<weekday>{_WEEKDAY})"
     rf"|(?:on )?(?P<plural>{_WEEKDAY})s\b"
     rf"|(?:on )?the (?P<nth>\d{{1,2}}){_ORDINAL}? of (?:every|each) month"
+    rf"|(?:on )?(?:the )?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th) "
+    rf"(?P<ord_day>{_WEEKDAY}) (?:of|in) (?:every|each|the|a) month"
     rf"|(?:every|each) month on the (?P<nth2>\d{{1,2}}){_ORDINAL}?"
     r"|(?P<daily>every (?:day|morning|evening|night)|daily)"
     r"|(?P<weekly>every week|weekly))",
     re.IGNORECASE,
 )
+
+
+_ORDINALS: Final = ("fir", "sec", "thi", "fou", "1st", "2nd", "3rd", "4th")
+
+
+def _next_ordinal(today: date, weekday: int, ordinal: int) -> date:
+    """The next "first Tuesday" (``ordinal`` 1, or -1 for the last) of a month, on or
+    after today."""
+    for ahead_months in range(3):
+        month = _add_months(today.replace(day=1), ahead_months)
+        if ordinal > 0:
+            day = month + timedelta(days=(weekday - month.weekday()) % 7 + 7 * (ordinal - 1))
+        else:
+            last = _month_end(month, 0)
+            day = last - timedelta(days=(last.weekday() - weekday) % 7)
+        if day >= today:
+            return day
+    raise ValueError("no such day")  # pragma: no cover - every month has each weekday
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,11 +573,16 @@ class Recurrence:
     first: date
     step_days: int | None  # 1, 7 or 14; None for monthly
     nth: int | None = None  # the day of the month, for monthly
+    # or the weekday (0 Monday) and which of the month's it is (1 to 4; -1 the last)
+    weekday: int | None = None
+    ordinal: int | None = None
 
     def next(self, today: date) -> date:
         """Its next time on or after ``today``."""
         if self.nth is not None:
             return _next_nth(max(today, self.first), self.nth)
+        if self.weekday is not None and self.ordinal is not None:
+            return _next_ordinal(max(today, self.first), self.weekday, self.ordinal)
         assert self.step_days is not None
         if self.first >= today:
             return self.first
@@ -560,7 +592,8 @@ class Recurrence:
 
 def recurrence(text: str, said: datetime | date) -> Recurrence | None:
     """The routine ``text`` states, if any: "every Thursday", "every other Thursday",
-    "on Mondays", "the 1st of every month", "every month on the 15th", "every day",
+    "on Mondays", "the 1st of every month", "every month on the 15th", "the first
+    Tuesday of every month", "every day",
     "every week" (on the day said); resolved against the day ``said``."""
     if not (match := _EVERY.search(text)):
         return None
@@ -569,6 +602,11 @@ def recurrence(text: str, said: datetime | date) -> Recurrence | None:
         if not 1 <= int(nth) <= 31:
             return None
         return Recurrence(first=_next_nth(today, int(nth)), step_days=None, nth=int(nth))
+    if which := match["ord"]:
+        ordinal = -1 if which.lower() == "last" else _ORDINALS.index(which.lower()[:3]) % 4 + 1
+        weekday = _weekday_number(match["ord_day"])
+        first = _next_ordinal(today, weekday, ordinal)
+        return Recurrence(first, None, weekday=weekday, ordinal=ordinal)
     if match["daily"]:
         return Recurrence(first=today, step_days=1)
     if match["weekly"]:
