@@ -237,6 +237,17 @@ def test_looser_wording() -> None:
     ]
 
 
+def test_a_routine_said_again_is_one_routine_and_a_change_moves_it() -> None:
+    said = _said(
+        (0, "Choir every Thursday at 7pm."),
+        (7, "Choir every Thursday, as always."),
+        (8, "Choir is every Wednesday from now on."),
+    )
+    (item,) = foresee(said, now=SAID + timedelta(days=8), days=14, zone=UTC)
+    assert item.kind == "routine" and item.memory_ids == ("m0", "m1", "m2")
+    assert item.due == datetime(2026, 3, 18, 19, tzinfo=UTC)  # the next Wednesday, at 7pm
+
+
 def test_the_horizon_is_inclusive_and_in_the_users_days() -> None:
     said = _said((0, "Dinner on the 18th."), (0, "Lunch on the 19th."))
     assert [i.content for i in foresee(said, now=SAID, days=14, zone=UTC)] == ["Dinner on the 18th"]

@@ -16,7 +16,7 @@ import copy
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from hindsight import embed, foresight, review, validate, views
@@ -451,7 +451,8 @@ class Hindsight(Conversations, JobQueueOps):
         if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= limit:
             raise ValidationError(f"days must be an integer from 0 to {foresight.MAX_DAYS}")
         when = validate.timestamp(now, field="now") or self._now()
-        flt = self._live(Filter(owners=[owner], kinds=foresight.READ), self._now())
+        flt = Filter(owners=[owner], kinds=foresight.READ, until=when + timedelta(microseconds=1))
+        self._live(flt, self._now())
         said = foresight.statements(self.store.iterate(flt))
         return foresight.foresee(said, now=when, days=days, zone=self._zone)
 

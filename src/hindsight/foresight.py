@@ -289,15 +289,46 @@ def _clean(text: str) -> str:
 
 
 # -- reading the statements -------------------------------------------------------------------
+class _Book:
+    """The items read so far, in the order made, found by their key words: a statement
+    is compared with the items it shares a word with, not with every one."""
+
+    def __init__(self) -> None:
+        self.items: list[_Open] = []
+        self._by_word: dict[str, list[_Open]] = {}
+        self._place: dict[int, int] = {}  # id(item) -> its place in items
+
+    def add(self, item: _Open) -> None:
+        self._place[id(item)] = len(self.items)
+        self.items.append(item)
+        for word in item.words:
+            self._by_word.setdefault(word, []).append(item)
+
+    def sharing(self, words: Iterable[str]) -> list[_Open]:
+        """The open items sharing a word with ``words``, in the order made."""
+        found = {id(i): i for w in words for i in self._by_word.get(w, ()) if not i.closed}
+        return sorted(found.values(), key=lambda i: self._place[id(i)])
+
+    def last_open(self, kinds: Sequence[ItemKind] | None = None) -> _Open | None:
+        """The open item spoken of last (of ``kinds``, when some is)."""
+        open_items = [i for i in self.items[-_RECENT:] if not i.closed]
+        if kinds is not None:
+            open_items = [i for i in open_items if i.kind in kinds] or open_items
+        return max(open_items, key=lambda i: i.said[-1], default=None)
+
+
+_RECENT: Final = 50  # "it" means one of the items made last
+
+
 def read(statements: Iterable[Statement], zone: tzinfo) -> list[_Open]:
     """Every item the statements make, in time order, with what later ones did to it."""
-    items: list[_Open] = []
+    book = _Book()
     for statement in sorted(statements, key=lambda s: s.said):
         said = statement.said.astimezone(zone)
         for sentence in _SENTENCE.split(statement.text):
             for clause in _clauses(sentence.strip()):
-                _read_sentence(items, clause, said, statement.id)
-    return items
+                _read_sentence(book, clause, said, statement.id)
+    return book.items
 
 
 _CLAUSE: Final = re.compile(r",\s*(?:and\s+|then\s+)?|\s+and\s+(?=(?:i|we|my|our|the)\b)", re.I)
@@ -323,7 +354,7 @@ def _clauses(sentence: str) -> list[str]:
     return [sentence] if sentence else []
 
 
-def _read_sentence(items: list[_Open], text: str, said: datetime, mid: str) -> None:
+def _read_sentence(items: _Book, text: str, said: datetime, mid: str) -> None:
     if _HABIT_PAST.search(text):
         return
     named = _named(items, text)
@@ -360,27 +391,23 @@ def _is_past(text: str) -> bool:
     return bool(_PAST.search(_HAVE_GOT.sub("have", text)))
 
 
-def _named(items: Sequence[_Open], text: str) -> _Open | None:
+def _named(items: _Book, text: str) -> _Open | None:
     """The open item ``text`` speaks of: the one sharing most of its key words (the
-    latest on a tie), else, for "it" or "that", the item spoken of last."""
+    latest made on a tie), else, for "it" or "that", the item spoken of last."""
     words = _key_words(text)
-    best, best_score = None, 0.0
-    for item in items:
-        if item.closed:
-            continue
-        shared = len(words & item.words)
-        if shared and shared >= best_score:
+    best, best_score = None, 0
+    for item in items.sharing(words):
+        if (shared := len(words & item.words)) >= best_score:
             best, best_score = item, shared
     if best is not None:
         return best
-    if _PRONOUN.search(text) and (open_items := [i for i in items if not i.closed]):
-        if _DONE.search(text):  # what one completes is a commitment or a goal
-            open_items = [i for i in open_items if i.kind in _DOABLE] or open_items
-        return max(open_items, key=lambda i: i.said[-1])
+    if _PRONOUN.search(text):
+        # what one completes is a commitment or a goal
+        return items.last_open(_DOABLE if _DONE.search(text) else None)
     return None
 
 
-_DOABLE: Final = ("commitment", "goal")
+_DOABLE: Final[tuple[ItemKind, ...]] = ("commitment", "goal")
 
 
 def _close(item: _Open, mid: str, said: datetime) -> None:
@@ -415,13 +442,20 @@ def _move(item: _Open, text: str, when: Ahead | None, said: datetime, mid: str) 
     return True
 
 
-def _new(items: list[_Open], text: str, when: Ahead | None, said: datetime, mid: str) -> None:
+def _new(items: _Book, text: str, when: Ahead | None, said: datetime, mid: str) -> None:
     content, words = _clean(text), _key_words(text)
     if not content or not words or _IDIOM.search(text):
         return
     every = timewords.recurrence(text, said)
     if every is not None and not _is_past(text):
-        items.append(_item(content, "routine", words, mid, said, 0.8, every.first, every=every))
+        for item in items.sharing(words):
+            if item.kind == "routine" and _same(item.words, words):  # said again, or changed
+                item.every, item.day, item.at = every, every.first, timewords.clock(text) or item.at
+                item.ids.append(mid)
+                item.said.append(said)
+                return
+        at = timewords.clock(text)
+        items.add(_item(content, "routine", words, mid, said, 0.8, every.first, at=at, every=every))
         return
     if when is not None and not when.past:
         if not when.surely_ahead and not _is_future(text):
@@ -454,21 +488,21 @@ def _item(
     return _Open(content, kind, words, [mid], sure, day, at, every, said=[said])
 
 
-def _append(items: list[_Open], new: _Open) -> None:
+def _same(these: frozenset[str], those: frozenset[str]) -> bool:
+    """Whether two statements' key words name the same thing: half of the shorter's."""
+    return len(these & those) >= max(1, min(len(these), len(those)) // 2)
+
+
+def _append(items: _Book, new: _Open) -> None:
     """Add ``new``, or, when it says again an open item of the same kind and day, keep
     the item with this statement among its sources."""
-    for item in items:
-        if (
-            not item.closed
-            and item.kind == new.kind
-            and item.day == new.day
-            and len(item.words & new.words) >= max(1, min(len(item.words), len(new.words)) // 2)
-        ):
+    for item in items.sharing(new.words):
+        if item.kind == new.kind and item.day == new.day and _same(item.words, new.words):
             item.ids.extend(new.ids)
             item.said.extend(new.said)
             item.sure = max(item.sure, new.sure)
             return
-    items.append(new)
+    items.add(new)
 
 
 # -- what lies ahead ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ __all__ = [
     "Recurrence",
     "ahead",
     "asked_period",
+    "clock",
     "count",
     "date_words",
     "pinned",
@@ -397,7 +398,7 @@ def ahead(text: str, said: datetime | date) -> Ahead | None:
         day, sure = found
         return Ahead(
             day=day,
-            at=_clock(text),
+            at=clock(text),
             sure=sure,
             deadline=bool(match["by"]) or bool(match["end_which"] or match["month_end"]),
             start=match.start(),
@@ -516,7 +517,8 @@ def _month_end(day: date, later: int) -> date:
     return date(months // 12, months % 12 + 1, 1) - timedelta(days=1)
 
 
-def _clock(text: str) -> time | None:
+def clock(text: str) -> time | None:
+    """The clock time ``text`` names ("at 3pm", "9:30am", "14:30", "noon"), if any."""
     if not (match := _CLOCK.search(text)):
         return None
     if match["noon"]:
