@@ -13,6 +13,8 @@ import anyio
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
+from hypothesis import example, given
+from hypothesis import strategies as st
 from mcp import Client as McpClient
 from servers import live_server
 
@@ -157,6 +159,37 @@ def test_a_routine_comes_back(text: str, first: date, then: date) -> None:
 def test_an_amount_moved(text: str, days: int | None) -> None:
     moved = shift(text)
     assert (None if moved is None else moved.days) == days
+
+
+_WORDS = (
+    "the mechanic on next this every other friday thurs sat 1st 31st 30th of month in a "
+    "two 99 days weeks fortnight by end tomorrow today tonight day after at 3pm 14:30 noon "
+    "february 29 2027 moved pushed back to cancelled paid done it i owe want used last week "
+    "first tuesday 2026-02-30 , . ; \n - :"
+)
+WORDS = _WORDS.split(" ")
+
+
+@given(
+    text=st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join),
+    said=st.sampled_from([datetime.min, datetime.max]).map(lambda d: d.replace(tzinfo=UTC))
+    | st.datetimes(timezones=st.just(UTC)),  # the calendar's first and last days, and between
+    days=st.integers(0, 3660),
+)
+@example("the 1st of every month", datetime.max.replace(tzinfo=UTC), 14)
+@example("first tuesday of every month", datetime.max.replace(tzinfo=UTC), 14)
+@example("every other friday", datetime.max.replace(tzinfo=UTC), 3660)
+@example("every other friday", datetime.min.replace(tzinfo=UTC), 3660)
+@example("on the 31st, by the end of next month", datetime.max.replace(tzinfo=UTC), 0)
+def test_any_words_on_any_day_read_without_error(text: str, said: datetime, days: int) -> None:
+    found = ahead(text, said)
+    assert found is None or found.past or found.day >= said.date() or found.week
+    recurrence(text, said)
+    shift(text)
+    items = foresee([Statement("m", text, said)], now=said, days=days, zone=UTC)
+    last = said.date() + timedelta(days=min(days, (date.max - said.date()).days))
+    assert all(i.day is None or said.date() <= i.day <= last for i in items)
+    assert all(0 <= i.confidence <= 1 for i in items)
 
 
 # -- the reading, without a store ---------------------------------------------------------------

@@ -517,12 +517,17 @@ def foresee(
     ``zone``), and the open undated ones; a routine once, at its next time in the
     horizon. Soonest first (undated last), then surest."""
     today = now.astimezone(zone).date()
-    last = today + timedelta(days=days)
+    last = today + timedelta(days=min(days, (date.max - today).days))
     found = []
     for item in read((s for s in statements if s.said <= now), zone):
         if item.closed:
             continue
-        day = item.every.next(today) if item.every is not None else item.day
+        day = item.day
+        if item.every is not None:
+            try:
+                day = item.every.next(today)
+            except (ValueError, OverflowError):  # its next time is past the calendar's end
+                continue
         if day is not None and not today <= day <= last:
             continue
         due: date | datetime | None = day

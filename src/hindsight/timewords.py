@@ -599,7 +599,13 @@ def recurrence(text: str, said: datetime | date) -> Recurrence | None:
     "every week" (on the day said); resolved against the day ``said``."""
     if not (match := _EVERY.search(text)):
         return None
-    today = said.date() if isinstance(said, datetime) else said
+    try:
+        return _recurrence(match, said.date() if isinstance(said, datetime) else said)
+    except (ValueError, OverflowError):  # no next time before the calendar ends
+        return None
+
+
+def _recurrence(match: re.Match[str], today: date) -> Recurrence | None:
     if nth := match["nth"] or match["nth2"]:
         if not 1 <= int(nth) <= 31:
             return None
