@@ -82,6 +82,7 @@ def _on(month: int, day: int, year: int = 2026) -> date:
         ("dentist appt thurs", _on(3, 5)),  # short forms
         ("dinner tue", _on(3, 10)),
         ("brunch on sat", _on(3, 7)),
+        ("Finish the draft by the end of June", _on(6, 30)),
     ],
 )
 def test_a_time_ahead_resolves_against_the_day_said(text: str, day: date) -> None:
@@ -136,6 +137,7 @@ def test_words_naming_no_time_ahead() -> None:
         ("Meds every day", _on(3, 4), _on(3, 5)),
         ("Book club meets the first Tuesday of every month", _on(4, 7), _on(5, 5)),
         ("Payroll on the last Friday of the month", _on(3, 27), _on(4, 24)),
+        ("Swimming on Mondays and Thursdays", _on(3, 5), _on(3, 9)),
     ],
 )
 def test_a_routine_comes_back(text: str, first: date, then: date) -> None:
@@ -279,6 +281,23 @@ def test_a_routine_said_again_is_one_routine_and_a_change_moves_it() -> None:
     (item,) = foresee(said, now=SAID + timedelta(days=8), days=14, zone=UTC)
     assert item.kind == "routine" and item.memory_ids == ("m0", "m1", "m2")
     assert item.due == datetime(2026, 3, 18, 19, tzinfo=UTC)  # the next Wednesday, at 7pm
+
+
+def test_questions_refusals_and_bookings() -> None:
+    said = _said(
+        (0, "Should I book the dentist for next week?"),
+        (0, "Can you remind me to call mum on Friday?"),
+        (0, "Tom's party on Saturday!"),
+        (0, "Booked a table at Nopi for Sunday at 8pm."),
+        (0, "Call with the landlord on Monday."),
+        (1, "I'm not going to Tom's party on Saturday after all."),
+    )
+    items = foresee(said, now=SAID + timedelta(days=1), zone=UTC)
+    assert [(i.content, i.day, i.kind) for i in items] == [
+        ("Can you remind me to call mum on Friday?", _on(3, 6), "commitment"),
+        ("Booked a table at Nopi for Sunday at 8pm", _on(3, 8), "event"),
+        ("Call with the landlord on Monday", _on(3, 9), "event"),
+    ]
 
 
 def test_the_horizon_is_inclusive_and_in_the_users_days() -> None:

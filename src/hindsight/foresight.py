@@ -104,6 +104,9 @@ _CANCELLED: Final = _words(
     r"(?:quit|quitting|stopped|stopping|dropped|dropping|gave up|give up|giving up|"
     r"skip(?:ping)?|ditch(?:ed|ing)?)",
     r"(?:don'?t|doesn'?t|no) need to",
+    r"(?:'m|am|'re|are) not (?:going|coming|attending|doing|making it)",
+    r"(?:won'?t|can'?t|cannot) (?:be )?(?:go|going|come|coming|make it|attend)",
+    r"not (?:going|coming) after all",
     r"forget (?:about )?(?:the|it|that)",
 )
 _DONE: Final = _words(
@@ -180,7 +183,7 @@ _TODO: Final = re.compile(
     r"pick up|collect|drop off|return|renew|submit|finish|fix|water|clean|take|bring|get|"
     r"check|file|write|reply|answer|cancel|sign|print|pack|prepare|confirm|schedule|"
     r"feed|walk|mow|wash|tidy|sort|ask|tell|remind|invite|visit|see|meet|do)\b"
-    r"(?!\s+(?:is|are|was|were|has|had|will|starts|ends|club|class|group)\b)",
+    r"(?!\s+(?:is|are|was|were|has|had|will|starts|ends|club|class|group|with)\b)",
     re.IGNORECASE,
 )
 _PAST: Final = re.compile(
@@ -215,6 +218,7 @@ _AHEAD_TENSE: Final = _words(
     r"expires",
     r"(?:booked|scheduled|arranged|planned|set|signed up|registered|invited) (?:for|on|to|me)",
     r"got (?:tickets|a table|an appointment|a slot)",
+    r"(?:booked|reserved|scheduled|arranged|registered|signed up|made an appointment)",
 )
 # a move that names no new day: the item stays open, undated
 _OFF_ITS_DAY: Final = _words(
@@ -226,6 +230,7 @@ _OFF_ITS_DAY: Final = _words(
     r"(?:no|without a) (?:new )?date",
     r"tbc|tbd|to be confirmed",
 )
+_REMIND: Final = _words(r"remind me", r"don'?t let me forget")
 # turns of phrase that promise nothing: "I must say the soup was great"
 _IDIOM: Final = _words(
     r"i (?:must|have to|should|need to) (?:say|admit|confess|tell you)",
@@ -446,6 +451,8 @@ def _new(items: _Book, text: str, when: Ahead | None, said: datetime, mid: str) 
     content, words = _clean(text), _key_words(text)
     if not content or not words or _IDIOM.search(text):
         return
+    if text.rstrip().endswith("?") and not _REMIND.search(text):
+        return  # "Should I book the dentist next week?" asks; "Can you remind me to" does not
     every = timewords.recurrence(text, said)
     if every is not None and not _is_past(text):
         for item in items.sharing(words):

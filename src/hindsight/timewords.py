@@ -328,6 +328,7 @@ _AHEAD: Final = re.compile(
     r"|(?P<today>today|tonight|this (?:morning|afternoon|evening)|later today)"
     r"|(?P<end_which>(?:the )?end of (?:the |this )?|(?:the )?end of next )(?P<end_unit>month|week)"
     r"|(?P<month_end>month end|end of month)"
+    rf"|(?:the )?(?:end|close) of {_named_month('end_month')}"
     rf"|(?P<in_n>in|within) (?P<n>{_NUMBER}) (?P<unit>day|week|month|fortnight)s?"
     r"|(?P<in_fortnight>in a fortnight)"
     rf"|(?P<n_from>{_NUMBER}) (?P<from_unit>day|week)s? from (?:now|today)"
@@ -400,7 +401,9 @@ def ahead(text: str, said: datetime | date) -> Ahead | None:
             day=day,
             at=clock(text),
             sure=sure,
-            deadline=bool(match["by"]) or bool(match["end_which"] or match["month_end"]),
+            deadline=bool(
+                match["by"] or match["end_which"] or match["month_end"] or match["end_month"]
+            ),
             start=match.start(),
             end=match.end(),
             surely_ahead=any(match[g] for g in _SURELY_AHEAD),
@@ -434,6 +437,8 @@ def _ahead(match: re.Match[str], today: date) -> tuple[date, float] | None:
         return _month_end(today, 1 if later else 0), 0.6
     if match["month_end"]:
         return _month_end(today, 0), 0.6
+    if name := match["end_month"]:  # "by the end of June": this year's, or next year's
+        return _month_end(_next_date(today, _month_number(name), 1), 0), 0.75
     if match["in_n"] or match["n_from"]:
         n = count(match["n"] or match["n_from"])
         unit = (match["unit"] or match["from_unit"]).lower()
@@ -535,7 +540,8 @@ def clock(text: str) -> time | None:
 # -- routines: what comes back ------------------------------------------------------------------
 _EVERY: Final = re.compile(
     rf"\b(?:(?:every|each) (?P<other>other |second |2nd )?(?:week on )?(?P<weekday>{_WEEKDAY})"
-    rf"|(?:on )?(?P<plural>{_WEEKDAY})s\b"
+    rf"(?:,? (?:and|&) (?P<weekday_too>{_WEEKDAY}))?"
+    rf"|(?:on )?(?P<plural>{_WEEKDAY})s\b(?:,? (?:and|&) (?P<plural_too>{_WEEKDAY})s\b)?"
     rf"|(?:on )?the (?P<nth>\d{{1,2}}){_ORDINAL}? of (?:every|each) month"
     rf"|(?:on )?(?:the )?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th) "
     rf"(?P<ord_day>{_WEEKDAY}) (?:of|in) (?:every|each|the|a) month"
@@ -578,6 +584,7 @@ class Recurrence:
     # or the weekday (0 Monday) and which of the month's it is (1 to 4; -1 the last)
     weekday: int | None = None
     ordinal: int | None = None
+    more: tuple[date, ...] = ()  # the first times of its other weekdays ("Mondays and Thursdays")
 
     def next(self, today: date) -> date:
         """Its next time on or after ``today``."""
@@ -585,18 +592,21 @@ class Recurrence:
             return _next_nth(max(today, self.first), self.nth)
         if self.weekday is not None and self.ordinal is not None:
             return _next_ordinal(max(today, self.first), self.weekday, self.ordinal)
-        assert self.step_days is not None
-        if self.first >= today:
-            return self.first
-        behind = (today - self.first).days
-        return self.first + timedelta(days=-(-behind // self.step_days) * self.step_days)
+        step = self.step_days
+        assert step is not None
+
+        def after(first: date) -> date:
+            behind = max(0, (today - first).days)
+            return first + timedelta(days=-(-behind // step) * step)
+
+        return min(after(first) for first in (self.first, *self.more))
 
 
 def recurrence(text: str, said: datetime | date) -> Recurrence | None:
     """The routine ``text`` states, if any: "every Thursday", "every other Thursday",
-    "on Mondays", "the 1st of every month", "every month on the 15th", "the first
-    Tuesday of every month", "every day",
-    "every week" (on the day said); resolved against the day ``said``."""
+    "on Mondays", "on Mondays and Thursdays", "the 1st of every month", "every month on
+    the 15th", "the first Tuesday of every month", "every day", "every week" (on the day
+    said); resolved against the day ``said``."""
     if not (match := _EVERY.search(text)):
         return None
     try:
@@ -619,9 +629,11 @@ def _recurrence(match: re.Match[str], today: date) -> Recurrence | None:
         return Recurrence(first=today, step_days=1)
     if match["weekly"]:
         return Recurrence(first=today, step_days=7)
-    weekday = _WEEKDAYS.index((match["weekday"] or match["plural"]).lower())
-    first = today + timedelta(days=(weekday - today.weekday()) % 7)
-    return Recurrence(first=first, step_days=14 if match["other"] else 7)
+    days = [match["weekday"] or match["plural"], match["weekday_too"] or match["plural_too"]]
+    firsts = [
+        today + timedelta(days=(_weekday_number(day) - today.weekday()) % 7) for day in days if day
+    ]
+    return Recurrence(firsts[0], 14 if match["other"] else 7, more=tuple(firsts[1:]))
 
 
 # -- moves: how far a plan moved ----------------------------------------------------------------
