@@ -420,6 +420,14 @@ def test_only_the_owners_own_words_count(engine: Hindsight) -> None:
     assert engine.foresee(OWNER, now=SAID) == []
 
 
+def test_a_look_ahead_is_audited_as_a_read(engine: Hindsight) -> None:
+    ids = _tell(engine, OWNER, (0, "The mechanic is on Friday."), (0, "I like jazz."))
+    engine.foresee(OWNER, now=SAID + timedelta(hours=1), days=7)
+    (entry,) = engine.audit(OWNER, action="foresee")
+    assert entry.memory_ids == (ids[0],) and entry.principal == "local"
+    assert entry.detail == {"days": 7, "now": "2026-03-04T11:00:00+00:00"}
+
+
 @pytest.mark.parametrize("days", [-1, 3661, True, 2.5, "7"])
 def test_a_bad_horizon_is_refused(engine: Hindsight, days: Any) -> None:
     with pytest.raises(ValidationError, match="days must be an integer from 0 to 3660"):
