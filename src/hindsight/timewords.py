@@ -28,6 +28,8 @@ from typing import Final, Literal
 Precision = Literal["day", "month", "year"]
 
 __all__ = [
+    "MONTHS",
+    "WEEKDAYS",
     "Ahead",
     "Period",
     "Recurrence",
@@ -47,6 +49,10 @@ _MONTHS: Final = (
     *("january", "february", "march", "april", "may", "june", "july", "august"),
     *("september", "october", "november", "december"),
 )
+WEEKDAYS: Final = _WEEKDAYS
+"""The weekdays' names, Monday first, lower case."""
+MONTHS: Final = _MONTHS
+"""The months' names, January first, lower case."""
 _COUNTS: Final = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _REFERENCE: Final = re.compile(
     r"\b(?:(?P<day_before>the day before yesterday)|(?P<yesterday>yesterday|last night)"
