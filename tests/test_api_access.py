@@ -181,6 +181,7 @@ def _mcp(w: World, http: httpx.Client) -> None:
         ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
         ("session_window", {"owner": BOB, "session_id": "s1"}),
         ("memory_foresee", {"owner": BOB}),
+        ("memory_doctor", {}),  # every owner's vectors are counted, bob's too
     ]
 
     async def attempt() -> list[str]:
@@ -321,6 +322,7 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "verify_audit": _get("/v1/audit/verify"),
     "usage": _usage,
     "jobs": _jobs,
+    "doctor": _get("/v1/doctor"),  # every owner's vectors are counted, bob's too
     "pin": _by_id_at("POST", "pin"),
     "unpin": _by_id_at("DELETE", "pin"),
     "restore": _by_id_at("POST", "restore"),

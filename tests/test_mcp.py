@@ -47,6 +47,7 @@ TOOLS = {
     "session_append": ["owner", "session_id", "content"],
     "session_window": ["owner", "session_id"],
     "memory_foresee": ["owner"],
+    "memory_doctor": [],
 }
 SERVE = textwrap.dedent(
     """
@@ -455,6 +456,16 @@ def test_http_without_a_valid_key_is_refused(portal: BlockingPortal, server_url:
     ):
         pass
     assert refused.group_contains(MCPError, depth=None)
+
+
+def test_doctor_reports_the_memory_system_to_a_caller_of_every_owner(
+    mcp: Session, alice: Session
+) -> None:
+    found = mcp.ok("memory_doctor")
+    assert found["ok"] and found["embedding"]["check"]["ok"]
+    assert found["embedding"]["provider"] == "minilm" and found["store"]["database"] == "sqlite"
+    assert mcp.ok("memory_doctor", check_endpoints=False)["embedding"]["check"] is None
+    assert "may not read every owner" in alice.error("memory_doctor")
 
 
 def test_a_key_for_alice_cannot_reach_bobs_memories(alice: Session, bob: Session) -> None:

@@ -59,6 +59,7 @@ CLI: dict[str, tuple[str, ...]] = {
     "wait_jobs": ("jobs", "wait"),
     "retry_jobs": ("jobs", "retry"),
     "foresee": ("foresee",),
+    "doctor": ("doctor",),
 }
 # library method -> REST operation ids (all of them must exist)
 REST: dict[str, set[str]] = {
@@ -86,6 +87,7 @@ MCP: dict[str, str] = {
     "unpin": "memory_unpin",
     "restore": "memory_restore",
     "foresee": "memory_foresee",
+    "doctor": "memory_doctor",
 }
 _MAINTENANCE = (
     "maintenance across all owners: expired turns are already hidden from every read, "

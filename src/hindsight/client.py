@@ -478,6 +478,12 @@ class _Ops:
         return _Call("GET", "/v1/audit/verify", dict)
 
     @staticmethod
+    def doctor(*, check_endpoints: bool = True) -> _Call[dict[str, Any]]:
+        """What the server is configured with and whether each endpoint answers (see
+        :mod:`hindsight.doctor`); never a key. Needs a key that reads every owner."""
+        return _Call("GET", "/v1/doctor", dict, params={"check_endpoints": check_endpoints})
+
+    @staticmethod
     def import_records(
         records: Iterable[Mapping[str, Any]], *, request_id: str | None = None
     ) -> _Call[dict[str, int]]:
@@ -726,6 +732,7 @@ class Client(_Transport):
     reject = _sync(_Ops.reject)
     audit = _sync(_Ops.audit)
     verify_audit = _sync(_Ops.verify_audit)
+    doctor = _sync(_Ops.doctor)
     usage = _sync(_Ops.usage)
     owners = _sync(_Ops.owners)
     jobs = _sync(_Ops.jobs)
@@ -822,6 +829,7 @@ class AsyncClient(_Transport):
     reject = _async(_Ops.reject)
     audit = _async(_Ops.audit)
     verify_audit = _async(_Ops.verify_audit)
+    doctor = _async(_Ops.doctor)
     usage = _async(_Ops.usage)
     owners = _async(_Ops.owners)
     jobs = _async(_Ops.jobs)

@@ -848,6 +848,23 @@ class Hindsight(Conversations, JobQueueOps):
             done += 1
         return done
 
+    def doctor(self, *, check_endpoints: bool = True) -> dict[str, Any]:
+        """What this engine is configured with and whether each endpoint answers: the
+        embedding model (its dimension, and how many memories hold vectors of each
+        version), the reranker, the LLM, the store and its vector backend; with
+        ``check_endpoints``, one cheap call to each (see :mod:`hindsight.doctor`). Never
+        a key or password. Needs a caller that reads every owner."""
+        from hindsight import doctor
+
+        self.principal.check_read_all()
+        return doctor.report(
+            self.settings,
+            store=self.store,
+            embedder=self.embedder,
+            reranker=self._search.reranking.reranker,
+            check_endpoints=check_endpoints,
+        )
+
     def _all_owners(self) -> list[str]:
         self.principal.check_read_all()
         return self.store.owners()

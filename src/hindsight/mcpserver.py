@@ -551,6 +551,18 @@ class _Tools:
         turns = hs.window(owner, session_id)
         return {"turns": [_turn(t) for t in turns], "tokens": sum(t.tokens for t in turns)}
 
+    async def memory_doctor(
+        self,
+        check_endpoints: Annotated[
+            bool, Field(description="Call each endpoint once (false: the configuration only).")
+        ] = True,
+    ) -> dict[str, Any]:
+        """Diagnose the memory system: the embedding model (and how many memories hold
+        vectors of each version), reranker, LLM and store in use, and whether each
+        endpoint answers. Use it when memory_search says a channel was unavailable."""
+        hs = self._caller()
+        return await self._call(hs.doctor, check_endpoints=check_endpoints)
+
     # -- foresight ---------------------------------------------------------------------
     async def memory_foresee(
         self,
@@ -707,6 +719,7 @@ class _Tools:
             self.session_append,
             self.session_window,
             self.memory_foresee,
+            self.memory_doctor,
             *(review if self._hs.settings.mcp_review else []),
         ]
 

@@ -180,6 +180,12 @@ export class Client {
     return this.#call("stats", { query: owner === undefined ? {} : { owner } });
   }
 
+  /** The embedding model (and its stored versions), reranker, LLM and store in use, and
+   * whether each endpoint answers (a key that reads every owner). Never a key. */
+  async doctor(options: { check_endpoints?: boolean } = {}): Promise<S.DoctorOut> {
+    return this.#call("doctor", { query: options });
+  }
+
   /** Every memory of `owner` as JSON-ready records, oldest first (what `importRecords` reads). */
   async export(owner: string, options: { include_history?: boolean } = {}): Promise<Record<string, unknown>[]> {
     const text = await this.#call("export", { query: { owner, ...options } }, "text");

@@ -44,9 +44,59 @@ export interface AuditPage {
   next_before_seq: number | null;
 }
 
+export interface BindingOut {
+  model: string;
+  dimension: number;
+}
+
 export interface ChannelHitOut {
   rank: number;
   score: number;
+}
+
+export interface CheckOut {
+  ok: boolean;
+  /** How long the call took, in milliseconds. */
+  ms: number;
+  /** The error's first line, when it failed. */
+  error: string | null;
+}
+
+export interface DoctorOut {
+  /** Every check that ran passed. */
+  ok: boolean;
+  embedding: EmbeddingOut;
+  reranker: RerankerOut;
+  llm: LLMOut;
+  store: StoreOut;
+}
+
+export interface EmbeddingOut {
+  provider: string;
+  /** The model id stored beside each vector. */
+  model: string;
+  /** Null until the model has answered once. */
+  dimension: number | null;
+  remote: boolean;
+  base_url: string | null;
+  /** The model the store is bound to. */
+  bound: BindingOut | null;
+  versions: EmbeddingVersionOut[];
+  /** Memories without a vector of the current version: queued during an outage of the endpoint, or waiting for 'hindsight reembed'. */
+  to_embed: number;
+  /** Vectors of another model remain: reembed. */
+  switch_pending: boolean;
+  /** One cheap call to the endpoint; null when none was made. */
+  check: CheckOut | null;
+}
+
+export interface EmbeddingVersionOut {
+  model: string;
+  dimension: number;
+  /** Memories holding a vector of this version. */
+  memories: number;
+  /** Whether it is the configured model's. */
+  current: boolean;
 }
 
 export interface ErrorBody {
@@ -178,6 +228,16 @@ export interface JobQueueOut {
   /** Jobs in each state. */
   counts: { [key: string]: number };
   jobs: JobOut[];
+}
+
+export interface LLMOut {
+  provider: string;
+  model: string | null;
+  /** A model per operation, over model. */
+  models: { [key: string]: string };
+  base_url: string | null;
+  /** One cheap call to the endpoint; null when none was made. */
+  check: CheckOut | null;
 }
 
 export interface MaintainIn {
@@ -354,6 +414,14 @@ export interface RejectIn {
   forget?: boolean | null;
 }
 
+export interface ReplicaOut {
+  replica: string;
+  usable: boolean;
+  lag_seconds: number;
+  behind_floor: boolean;
+  error?: string | null;
+}
+
 /** The rerank step of the recall (with a reranker configured). */
 export interface RerankOut {
   provider: string;
@@ -369,6 +437,15 @@ export interface RerankOut {
   tokens?: number | null;
   /** Why the reranker was not applied (down, slow, misconfigured, an unreadable answer): the results keep the engine's order. */
   error?: string | null;
+}
+
+export interface RerankerOut {
+  name: string;
+  model: string | null;
+  base_url: string | null;
+  model_dir: string | null;
+  /** One cheap call to the endpoint; null when none was made. The llm reranker is the LLM's. */
+  check: CheckOut | null;
 }
 
 export interface RetainIn {
@@ -455,6 +532,21 @@ export interface StatsOut {
   by_month?: { [key: string]: { [key: string]: number } };
   /** Of one owner: its memories by the UTC month they were learnt, by status. */
   by_month_status?: { [key: string]: { [key: string]: number } };
+}
+
+export interface StoreOut {
+  /** sqlite or postgresql. */
+  database: string;
+  /** SQLite's file. */
+  path?: string | null;
+  /** PostgreSQL's host:port/database. */
+  host?: string | null;
+  replicas?: ReplicaOut[];
+  /** The vector backend in use. */
+  vectors: string;
+  qdrant_url: string | null;
+  /** One cheap call to the endpoint; null when none was made. Only a Qdrant server has one. */
+  check: CheckOut | null;
 }
 
 export interface Superseded {
@@ -962,6 +1054,18 @@ export interface Operations {
     bodyRequired: false;
     response: JobQueueOut;
   };
+  doctor: {
+    method: "GET";
+    path: "/v1/doctor";
+    pathParams: never;
+    query: {
+      check_endpoints?: boolean;
+    };
+    headers: never;
+    body: never;
+    bodyRequired: false;
+    response: DoctorOut;
+  };
   health: {
     method: "GET";
     path: "/health";
@@ -1028,6 +1132,7 @@ export const ROUTES = {
   verify_audit: { method: "GET", path: "/v1/audit/verify" },
   usage: { method: "GET", path: "/v1/usage" },
   jobs: { method: "GET", path: "/v1/jobs" },
+  doctor: { method: "GET", path: "/v1/doctor" },
   health: { method: "GET", path: "/health" },
   ready: { method: "GET", path: "/ready" },
   metrics: { method: "GET", path: "/metrics" },

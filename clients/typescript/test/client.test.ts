@@ -47,6 +47,9 @@ describe("long-term memory", () => {
     expect((await memory.history(id)).versions.length).toBeGreaterThan(0);
     expect(await memory.owners()).toContain(owner);
     expect((await memory.stats(owner)).memories).toBeGreaterThan(0);
+    const doctor = await memory.doctor({ check_endpoints: false });
+    expect(doctor.ok).toBe(true);
+    expect(doctor.embedding.versions.some((v) => v.current && v.memories > 0)).toBe(true);
   });
 
   it("foresees what lies ahead from dated turns", async () => {

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight import __version__, jobs, serving
 from hindsight.access import KeyRing, loopback_hosts
-from hindsight.api import errors, history, memories, queue, review, sessions, usage
+from hindsight.api import doctor, errors, history, memories, queue, review, sessions, usage
 from hindsight.api.deps import Routes
 from hindsight.api.hosts import HostGuardMiddleware
 from hindsight.api.limits import BodyLimitMiddleware
@@ -114,6 +114,7 @@ def create_app(
         review.routes,
         usage.routes,
         queue.routes,
+        doctor.routes,
         probes,
     ):
         routes.add_to(app)

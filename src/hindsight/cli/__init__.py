@@ -8,7 +8,8 @@ commands live in :mod:`~hindsight.cli.commands`, the benchmarks in
 queue and the audit log in :mod:`~hindsight.cli.review`, feedback and history in
 :mod:`~hindsight.cli.history`, LLM usage in :mod:`~hindsight.cli.usage`, pin, restore
 and the maintenance pass in :mod:`~hindsight.cli.lifecycle`, the vector engine's check
-and index in :mod:`~hindsight.cli.vectors`.
+and index in :mod:`~hindsight.cli.vectors`, and the configuration and endpoints in
+:mod:`~hindsight.cli.doctor`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hindsight.cli.commands import cli
 
 # Registered by import: each module adds its commands to the group.
 from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
+from hindsight.cli import doctor as _doctor  # noqa: F401  # isort: skip
 from hindsight.cli import history as _history  # noqa: F401  # isort: skip
 from hindsight.cli import jobs as _jobs  # noqa: F401  # isort: skip
 from hindsight.cli import lifecycle as _lifecycle  # noqa: F401  # isort: skip

@@ -39,13 +39,15 @@ def open_store(settings: Settings) -> Store:
 
     db = _open_database(settings)
     try:
-        vectors = vector_backends.create(backend_name(settings, db), settings)(db)
+        name = backend_name(settings, db)
+        vectors = vector_backends.create(name, settings)(db)
     except BaseException:
         db.close()
         raise
     return SQLStore(
         db,
         vectors,
+        vector_backend=name,
         index_dir=settings.index_dir,
         text=TextIndexing(
             context_turns=settings.context_turns,

@@ -276,6 +276,16 @@ class Store(abc.ABC):
     def finish_rebind(self) -> None:
         """End a rebind; refused while :meth:`stale_vectors` finds any."""
 
+    @abc.abstractmethod
+    def vector_versions(self) -> dict[tuple[str, int], int]:
+        """How many memories hold a vector of each embedding version (model, dimension)."""
+
+    @abc.abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Where the store is and which vector backend it uses, for ``hindsight doctor``:
+        ``database`` (``sqlite`` and its ``path``, or ``postgresql``, its ``host`` and
+        its read ``replicas``) and ``vectors``; never a user or password."""
+
     # -- long-term memory --------------------------------------------------
     @abc.abstractmethod
     def exclusive(self, owners: Collection[str]) -> AbstractContextManager[None]:

@@ -98,6 +98,10 @@ class Database(abc.ABC):
     def size_bytes(self) -> int: ...
 
     @abc.abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Which database and where, for ``hindsight doctor``: never a user or password."""
+
+    @abc.abstractmethod
     def close(self) -> None: ...
 
     def searching(self) -> AbstractContextManager[object]:

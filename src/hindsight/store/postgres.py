@@ -24,7 +24,13 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from hindsight.errors import StoreError
 from hindsight.store.db import Connection, Cursor, Database
 from hindsight.store.migrations import POSTGRES, migrate
-from hindsight.store.replicas import PRIMARY_LSN, Standby, Standbys, reading_replicas
+from hindsight.store.replicas import (
+    PRIMARY_LSN,
+    Standby,
+    Standbys,
+    reading_replicas,
+    where,
+)
 
 try:
     import psycopg
@@ -461,6 +467,10 @@ class PostgresDatabase(Database):
                 (list(_TABLES),),
             )[0][0]
         )
+
+    def describe(self) -> dict[str, Any]:
+        standbys = [] if self.standbys is None else self.standbys.status()
+        return {"database": "postgresql", "host": where(self._url), "replicas": standbys}
 
 
 def first_line(exc: Exception) -> str:

@@ -81,10 +81,15 @@ class Standby:
     @property
     def name(self) -> str:
         """Where it is, without user or password."""
-        parts = urlsplit(self.url)
-        query = dict(parse_qsl(parts.query))  # libpq also takes host and port here
-        host = parts.hostname or query.get("host", "localhost")
-        return f"{host}:{parts.port or query.get('port', 5432)}{parts.path}"
+        return where(self.url)
+
+
+def where(url: str) -> str:
+    """A PostgreSQL URL's host, port and database, without user or password."""
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))  # libpq also takes host and port here
+    host = parts.hostname or query.get("host", "localhost")
+    return f"{host}:{parts.port or query.get('port', 5432)}{parts.path}"
 
 
 class Standbys:

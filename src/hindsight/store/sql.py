@@ -147,9 +147,11 @@ class SQLStore(Store):
         text: TextIndexing | None = None,
         log_keep: int = 1_000_000,
         keyword_cache_docs: int | None = None,
+        vector_backend: str | None = None,
     ) -> None:
         self.db = db
         self.vectors = vectors
+        self._vector_backend = vector_backend or db.vector_backend  # its registered name
         self._closed = False
         if index_dir is not None and index_dir.is_dir():
             files.remove_leftovers(index_dir)  # of writers that died mid-write
@@ -235,6 +237,13 @@ class SQLStore(Store):
                     keys.add(row[0])
             self._reindex(conn, keys)  # and the keyword text, as this version derives it
         self._wrote()
+
+    def vector_versions(self) -> dict[tuple[str, int], int]:
+        rows = self.db.read("SELECT model, dim, count(*) FROM vectors GROUP BY model, dim")
+        return {(str(model), int(dim)): int(n) for model, dim, n in rows}
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.db.describe(), "vectors": self._vector_backend}
 
     def finish_rebind(self) -> None:
         if self.stale_vectors(1):

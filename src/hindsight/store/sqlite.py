@@ -89,3 +89,6 @@ class SQLiteDatabase(Database):
     def size_bytes(self) -> int:
         paths = (self.path, Path(f"{self.path}-wal"))
         return sum(p.stat().st_size for p in paths if p.exists())
+
+    def describe(self) -> dict[str, Any]:
+        return {"database": "sqlite", "path": str(self.path)}
