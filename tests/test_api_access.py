@@ -180,6 +180,7 @@ def _mcp(w: World, http: httpx.Client) -> None:
         ("memory_reflect", {"owner": BOB}),
         ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
         ("session_window", {"owner": BOB, "session_id": "s1"}),
+        ("memory_foresee", {"owner": BOB}),
         ("memory_doctor", {}),  # every owner's vectors are counted, bob's too
     ]
 
@@ -326,6 +327,7 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "unpin": _by_id_at("DELETE", "pin"),
     "restore": _by_id_at("POST", "restore"),
     "maintain": _post("/v1/maintain"),  # a pass over every owner needs a key for all
+    "foresee": _get("/v1/foresight", owner=BOB),
     "mcp": _mcp,
     "console": _console,
 }

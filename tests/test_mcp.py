@@ -46,6 +46,7 @@ TOOLS = {
     "memory_reflect": ["owner"],
     "session_append": ["owner", "session_id", "content"],
     "session_window": ["owner", "session_id"],
+    "memory_foresee": ["owner"],
     "memory_doctor": [],
 }
 SERVE = textwrap.dedent(

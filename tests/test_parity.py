@@ -58,6 +58,7 @@ CLI: dict[str, tuple[str, ...]] = {
     "run_jobs": ("jobs", "run"),
     "wait_jobs": ("jobs", "wait"),
     "retry_jobs": ("jobs", "retry"),
+    "foresee": ("foresee",),
     "doctor": ("doctor",),
 }
 # library method -> REST operation ids (all of them must exist)
@@ -85,6 +86,7 @@ MCP: dict[str, str] = {
     "pin": "memory_pin",
     "unpin": "memory_unpin",
     "restore": "memory_restore",
+    "foresee": "memory_foresee",
     "doctor": "memory_doctor",
 }
 _MAINTENANCE = (

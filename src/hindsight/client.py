@@ -39,6 +39,7 @@ from urllib.parse import quote
 
 from hindsight import errors, validate, views
 from hindsight.engine import UNSET, _Unset
+from hindsight.foresight import Item
 from hindsight.history import History
 from hindsight.jobs.kinds import JobQueue
 from hindsight.lifecycle import MaintainReport
@@ -271,6 +272,17 @@ class _Ops:
             "offset": offset,
         }
         return _Call("GET", "/v1/memories", _memories("memories"), params=params)
+
+    @staticmethod
+    def foresee(owner: str, now: datetime | str | None = None, days: int = 14) -> _Call[list[Item]]:
+        """What lies ahead for ``owner``: open events, commitments, routines and goals due
+        from ``now``'s day to ``days`` days ahead, then the undated ones; soonest first."""
+
+        def read(data: Any) -> list[Item]:
+            return [views.foresight_item_from(item) for item in data["items"]]
+
+        params = {"owner": owner, "now": _iso(now), "days": days}
+        return _Call("GET", "/v1/foresight", read, params=params)
 
     @staticmethod
     def owners() -> _Call[list[str]]:
@@ -724,6 +736,7 @@ class Client(_Transport):
     usage = _sync(_Ops.usage)
     owners = _sync(_Ops.owners)
     jobs = _sync(_Ops.jobs)
+    foresee = _sync(_Ops.foresee)
 
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory of ``owner`` as a JSON-ready dict, oldest first, streamed."""
@@ -820,6 +833,7 @@ class AsyncClient(_Transport):
     usage = _async(_Ops.usage)
     owners = _async(_Ops.owners)
     jobs = _async(_Ops.jobs)
+    foresee = _async(_Ops.foresee)
 
     async def export(
         self, owner: str, *, include_history: bool = True

@@ -16,10 +16,10 @@ import copy
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from hindsight import embed, review, validate, views
+from hindsight import embed, foresight, review, validate, views
 from hindsight.access import TRUSTED, Principal
 from hindsight.config import Settings
 from hindsight.conversations import Conversations
@@ -399,22 +399,29 @@ class Hindsight(Conversations, JobQueueOps):
         query as a hash: the log keeps no memory text). Bookkeeping: a failure to write
         it is logged, and the read it records still answers."""
         digest = hashlib.sha256(query.encode("utf-8")).hexdigest()[:16]
+        read = {o: tuple(r.memory.id for r in results if r.memory.owner == o) for o in owners}
+        self._audit_read("recall", read, {"query_sha256": digest, "k": k})
+
+    def _audit_read(
+        self, action: str, read: Mapping[str, tuple[str, ...]], detail: dict[str, Any]
+    ) -> None:
+        """Who read which ids of each owner; a failure to write it is logged, not raised."""
         at = self._now()
         entries = [
             AuditEntry(
                 at=at,
                 principal=self.principal.name,
                 owner=owner,
-                action="recall",
-                memory_ids=tuple(r.memory.id for r in results if r.memory.owner == owner),
-                detail={"query_sha256": digest, "k": k},
+                action=action,
+                memory_ids=ids,
+                detail=detail,
             )
-            for owner in owners
+            for owner, ids in read.items()
         ]
         try:
             self.store.append_audit(entries)
         except StoreError as exc:
-            _log.warning("recall not audited: %s", exc)
+            _log.warning("%s not audited: %s", action, exc)
 
     def _owner_weights(self, owners: str | Sequence[str] | Mapping[str, float]) -> dict[str, float]:
         if isinstance(owners, str):
@@ -437,6 +444,28 @@ class Hindsight(Conversations, JobQueueOps):
         if not weights:
             raise ValidationError("give at least one owner")
         return weights
+
+    def foresee(
+        self, owner: str, now: datetime | str | None = None, days: int = foresight.DEFAULT_DAYS
+    ) -> list[foresight.Item]:
+        """What lies ahead for ``owner``: events, commitments, routines and goals they
+        spoke of that are open and due from ``now``'s day (default: today) to ``days``
+        days later, in ``settings.timezone``, and the open ones with no date; soonest,
+        then surest, first. Read from their turns as of ``now``: a later move,
+        cancellation or completion is honoured (:mod:`hindsight.foresight`)."""
+        owner = self._readable(owner)
+        limit = foresight.MAX_DAYS
+        if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= limit:
+            raise ValidationError(f"days must be an integer from 0 to {foresight.MAX_DAYS}")
+        when = validate.timestamp(now, field="now") or self._now()
+        flt = Filter(owners=[owner], kinds=foresight.READ, until=when + timedelta(microseconds=1))
+        self._live(flt, self._now())
+        said = foresight.statements(self.store.iterate(flt))
+        items = foresight.foresee(said, now=when, days=days, zone=self._zone)
+        if self.settings.audit_recalls:  # a read of the owner's words, as a recall is
+            ids = tuple(dict.fromkeys(mid for item in items for mid in item.memory_ids))
+            self._audit_read("foresee", {owner: ids}, {"days": days, "now": when.isoformat()})
+        return items
 
     def get(self, memory_id: str) -> Memory:
         """One memory by id (an id of an owner the caller may not read is unknown)."""

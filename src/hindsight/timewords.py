@@ -9,24 +9,50 @@ A query that names a time ("in May 2023", "last week", "three days ago") asks fo
 happened then: :func:`asked_period` turns it into a :class:`Period`, resolved against
 the time of the query in the asker's time zone (at 9 pm in New York, "today" is not yet
 tomorrow in UTC), which recall uses to favour memories from that span.
+
+Plans look ahead: "the mechanic on Friday", "the lease ends on the 30th", "in ten days".
+:func:`ahead` resolves the first time ahead a text names against the day it was said,
+:func:`recurrence` reads a routine ("every other Thursday", "the 1st of every month") and
+:func:`shift` an amount a plan moved by ("pushed back two days"); foresight
+(:mod:`hindsight.foresight`) builds on them.
 """
 
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Final, Literal
 
 Precision = Literal["day", "month", "year"]
 
-__all__ = ["Period", "asked_period", "date_words", "pinned", "referred_dates"]
+__all__ = [
+    "MONTHS",
+    "WEEKDAYS",
+    "Ahead",
+    "Period",
+    "Recurrence",
+    "ahead",
+    "asked_period",
+    "clock",
+    "count",
+    "date_words",
+    "pinned",
+    "recurrence",
+    "referred_dates",
+    "shift",
+]
 
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS: Final = (
     *("january", "february", "march", "april", "may", "june", "july", "august"),
     *("september", "october", "november", "december"),
 )
+WEEKDAYS: Final = _WEEKDAYS
+"""The weekdays' names, Monday first, lower case."""
+MONTHS: Final = _MONTHS
+"""The months' names, January first, lower case."""
 _COUNTS: Final = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _REFERENCE: Final = re.compile(
     r"\b(?:(?P<day_before>the day before yesterday)|(?P<yesterday>yesterday|last night)"
@@ -275,3 +301,364 @@ def _month(year: int, month: int, zone: tzinfo) -> Period:
 
 def _year(year: int, zone: tzinfo) -> Period:
     return Period(datetime(year, 1, 1, tzinfo=zone), datetime(year + 1, 1, 1, tzinfo=zone))
+
+
+# -- times ahead: the dates plans point to ---------------------------------------------------
+_NUMBERS: Final = {
+    **_COUNTS,
+    **{"seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12},
+    **{"thirteen": 13, "fourteen": 14, "fifteen": 15, "twenty": 20, "thirty": 30},
+    **{"a couple of": 2, "a couple": 2, "a few": 3},
+}
+_NUMBER: Final = r"\d{1,3}|a couple(?: of)?|a few|" + "|".join(
+    sorted((n for n in _NUMBERS if not n.startswith("a ")), key=len, reverse=True)
+)
+_WEEKDAY: Final = "|".join(_WEEKDAYS)
+_ORDINAL: Final = r"(?:st|nd|rd|th)"
+_DAY_NAME: Final = rf"(?:(?:{_WEEKDAY}),? )?"  # "Friday the 27th", "Friday, 27 March"
+_CLOCK: Final = re.compile(
+    r"\b(?:at |@ ?)?(?:(?P<hour>\d{1,2})(?::(?P<minute>[0-5]\d))? ?(?P<half>am|pm|a\.m\.|p\.m\.)"
+    r"|(?P<h24>[01]?\d|2[0-3]):(?P<m24>[0-5]\d)|(?P<noon>noon|midday))\b",
+    re.IGNORECASE,
+)
+_AHEAD: Final = re.compile(
+    rf"\b(?P<by>(?:by|before|until|no later than|due) )?(?:"
+    r"(?P<iso>\d{4}-\d{2}-\d{2})"
+    rf"|(?:on )?{_DAY_NAME}(?:the )?(?P<dm_day>\d{{1,2}}){_ORDINAL}?(?: of)? "
+    rf"{_named_month('dm_month')}(?:,? (?P<dm_year>\d{{4}}))?"
+    rf"|(?:on )?{_DAY_NAME}{_named_month('md_month')} (?:the )?(?P<md_day>\d{{1,2}}){_ORDINAL}?\b"
+    r"(?:,? (?P<md_year>\d{4}))?"
+    rf"|(?:on )?(?:{_WEEKDAY}),? (?:the )?(?P<wd_nth>\d{{1,2}}){_ORDINAL}\b"
+    r"|(?P<after_tomorrow>the day after tomorrow)"
+    r"|(?P<tomorrow>tomorrow)(?: (?:morning|afternoon|evening|night))?"
+    r"|(?P<today>today|tonight|this (?:morning|afternoon|evening)|later today)"
+    r"|(?P<end_which>(?:the )?end of (?:the |this )?|(?:the )?end of next )(?P<end_unit>month|week)"
+    r"|(?P<month_end>month end|end of month)"
+    rf"|(?:the )?(?:end|close) of {_named_month('end_month')}"
+    rf"|(?P<in_n>in|within) (?P<n>{_NUMBER}) (?P<unit>day|week|month|fortnight)s?"
+    r"|(?P<in_fortnight>in a fortnight)"
+    rf"|(?P<n_from>{_NUMBER}) (?P<from_unit>day|week)s? from (?:now|today)"
+    r"|(?P<week_which>next|this coming) (?P<week_unit>week|month|weekend)"
+    r"|(?P<weekend>this weekend|at the weekend|on the weekend)"
+    rf"|(?P<last>last|past|previous) (?:{_WEEKDAY})"
+    rf"|(?P<wd_which>this coming |this |next |coming |on |(?:on )?the )?"
+    rf"(?P<weekday>{_WEEKDAY}|tues?|thu(?:rs?)?|wed|fri)\b"
+    rf"(?!s)(?: (?:after next|week))?"
+    r"|(?P<wd_which2>this |next |on )(?P<weekday2>mon|sat|sun)\b"
+    rf"|(?:on )?the (?P<nth>\d{{1,2}}){_ORDINAL}\b(?! of (?:every|each))"
+    r")",
+    re.IGNORECASE,
+)
+# phrases whose time lies ahead for sure, whatever the tense: "booked for tomorrow"
+_SURELY_AHEAD: Final = (
+    *("after_tomorrow", "tomorrow", "in_n", "in_fortnight", "n_from", "week_which"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """A time ahead that a text names, resolved against the day it was said.
+
+    ``at`` is the clock time when the text gives one ("at 3pm"). ``sure`` is how
+    exactly the words pin the day: a date or "tomorrow" ``0.9``, a weekday ``0.75``,
+    "next week" or "the end of the month" ``0.6``. ``deadline`` is true for "by ...":
+    something to be done before then. ``start``/``end`` are the phrase's place in the
+    text, and ``relative`` whether it is a time from the day said, not a named date.
+    """
+
+    day: date
+    at: time | None
+    sure: float
+    deadline: bool
+    start: int
+    end: int
+    surely_ahead: bool = False
+    past: bool = False  # "last Friday": a time behind, not ahead
+    week: bool = False  # "next week": the week, its Monday standing for it
+
+
+def count(words: str) -> int:
+    """A count in digits or words: "3", "three", "a", "a couple of"."""
+    words = words.lower().strip()
+    return int(words) if words.isdigit() else _NUMBERS[words]
+
+
+def ahead(text: str, said: datetime | date) -> Ahead | None:
+    """The first time ahead ``text`` names, resolved against the day ``said``.
+
+    Today and tonight; tomorrow (morning, evening); the day after tomorrow; this, on, or
+    next <weekday> ("next Friday" is the Friday of next week); in N days, weeks or months
+    (digits or words, "a week", "a fortnight"); on the Nth (this month's, or next month's
+    once it has passed); <Month> <day> and <day> <Month> (this year's, or next year's);
+    next week or month; this weekend; by <date>; by the end of the week or month. A clock
+    time anywhere in the text ("at 3pm", "14:30") is ``at``. "last Friday" is found too,
+    marked ``past``. Returns None when the text names no such time.
+    """
+    today = said.date() if isinstance(said, datetime) else said
+    for match in _AHEAD.finditer(text):
+        try:
+            found = _ahead(match, today)
+        except (ValueError, OverflowError):  # "30 February", a year past the calendar's
+            continue
+        if found is None:
+            continue
+        day, sure = found
+        return Ahead(
+            day=day,
+            at=clock(text),
+            sure=sure,
+            deadline=bool(
+                match["by"] or match["end_which"] or match["month_end"] or match["end_month"]
+            ),
+            start=match.start(),
+            end=match.end(),
+            surely_ahead=any(match[g] for g in _SURELY_AHEAD),
+            past=bool(match["last"]),
+            week=bool(match["week_unit"] and match["week_unit"].lower() == "week"),
+        )
+    return None
+
+
+def _ahead(match: re.Match[str], today: date) -> tuple[date, float] | None:
+    if iso := match["iso"]:
+        return date.fromisoformat(iso), 0.9
+    if nth := match["wd_nth"]:  # "Friday the 27th": the date decides
+        return _next_nth(today, int(nth)), 0.9
+    if match["dm_day"] or match["md_day"]:
+        month = _month_number(match["dm_month"] or match["md_month"])
+        day = int(match["dm_day"] or match["md_day"])
+        if year := match["dm_year"] or match["md_year"]:
+            return date(int(year), month, day), 0.9
+        return _next_date(today, month, day), 0.9
+    if match["after_tomorrow"]:
+        return today + timedelta(days=2), 0.9
+    if match["tomorrow"]:
+        return today + timedelta(days=1), 0.9
+    if match["today"]:
+        return today, 0.9
+    if unit := match["end_unit"]:
+        later = "next" in match["end_which"].lower()
+        if unit.lower() == "week":
+            return today + timedelta(days=6 - today.weekday() + (7 if later else 0)), 0.6
+        return _month_end(today, 1 if later else 0), 0.6
+    if match["month_end"]:
+        return _month_end(today, 0), 0.6
+    if name := match["end_month"]:  # "by the end of June": this year's, or next year's
+        return _month_end(_next_date(today, _month_number(name), 1), 0), 0.75
+    if match["in_n"] or match["n_from"]:
+        n = count(match["n"] or match["n_from"])
+        unit = (match["unit"] or match["from_unit"]).lower()
+        if unit == "month":
+            return _add_months(today, n), 0.6
+        days = {"day": 1, "week": 7, "fortnight": 14}[unit] * n
+        return today + timedelta(days=days), 0.9
+    if match["in_fortnight"]:
+        return today + timedelta(days=14), 0.9
+    if unit := match["week_unit"]:
+        unit = unit.lower()
+        if unit == "month":
+            return _add_months(today.replace(day=1), 1), 0.5
+        monday = today + timedelta(days=7 - today.weekday())
+        return (monday + timedelta(days=5) if unit == "weekend" else monday), 0.6
+    if match["weekend"]:
+        return today + timedelta(days=(5 - today.weekday()) % 7), 0.75
+    if match["last"]:
+        return today, 0.0
+    if weekday := match["weekday"] or match["weekday2"]:
+        return _weekday(today, weekday, match), 0.75
+    if nth := match["nth"]:
+        return _next_nth(today, int(nth)), 0.9
+    return None
+
+
+def _weekday(today: date, name: str, match: re.Match[str]) -> date:
+    """The day "<which> <weekday>" means: "this Friday" may be today, "on Friday" said on
+    a Friday is a week away, and "next Friday" is the Friday of next week."""
+    target = _weekday_number(name)
+    which = (match["wd_which"] or match["wd_which2"] or "").strip().lower()
+    days = (target - today.weekday()) % 7
+    if which == "this" or which == "this coming":
+        pass
+    elif which == "next":
+        days = days or 7
+        if today.weekday() < target:  # this week's is still ahead: next week's is meant
+            days += 7
+    else:
+        days = days or 7
+    tail = match.group(0).lower()
+    if tail.endswith(("after next", "week")):  # "Friday week": a week after the coming one
+        days += 7
+    return today + timedelta(days=days)
+
+
+def _weekday_number(name: str) -> int:
+    """Monday 0 to Sunday 6, of a weekday's name or its short form ("thurs", "tue")."""
+    return [d[:2] for d in _WEEKDAYS].index(name[:2].lower())
+
+
+def _next_date(today: date, month: int, day: int) -> date:
+    """The next <month> <day> on or after today (a leap day may be years ahead)."""
+    for year in range(today.year, today.year + 9):
+        with suppress(ValueError):  # no such day that month: the next
+            if (when := date(year, month, day)) >= today:
+                return when
+    raise ValueError(f"no {month}-{day}")
+
+
+def _next_nth(today: date, nth: int) -> date:
+    """The next Nth of a month on or after today: this month's unless it has passed."""
+    first = today.replace(day=1)
+    for ahead_months in range(13):
+        month = _add_months(first, ahead_months)
+        with suppress(ValueError):  # no such day that month: the next
+            if (when := month.replace(day=nth)) >= today:
+                return when
+    raise ValueError(f"no day {nth}")
+
+
+def _add_months(day: date, n: int) -> date:
+    months = day.year * 12 + day.month - 1 + n
+    year, month = months // 12, months % 12 + 1
+    last = (_month_end(date(year, month, 1), 0)).day
+    return date(year, month, min(day.day, last))
+
+
+def _month_end(day: date, later: int) -> date:
+    months = day.year * 12 + day.month + later  # the month after the one meant, 0-based
+    return date(months // 12, months % 12 + 1, 1) - timedelta(days=1)
+
+
+def clock(text: str) -> time | None:
+    """The clock time ``text`` names ("at 3pm", "9:30am", "14:30", "noon"), if any."""
+    if not (match := _CLOCK.search(text)):
+        return None
+    if match["noon"]:
+        return time(12, 0)
+    if match["h24"]:
+        return time(int(match["h24"]), int(match["m24"]))
+    hour = int(match["hour"])
+    if not 1 <= hour <= 12:
+        return None
+    pm = match["half"].lower().startswith("p")
+    return time(hour % 12 + (12 if pm else 0), int(match["minute"] or 0))
+
+
+# -- routines: what comes back ------------------------------------------------------------------
+_EVERY: Final = re.compile(
+    rf"\b(?:(?:every|each) (?P<other>other |second |2nd )?(?:week on )?(?P<weekday>{_WEEKDAY})"
+    rf"(?:,? (?:and|&) (?P<weekday_too>{_WEEKDAY}))?"
+    rf"|(?:on )?(?P<plural>{_WEEKDAY})s\b(?:,? (?:and|&) (?P<plural_too>{_WEEKDAY})s\b)?"
+    rf"|(?:on )?the (?P<nth>\d{{1,2}}){_ORDINAL}? of (?:every|each) month"
+    rf"|(?:on )?(?:the )?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th) "
+    rf"(?P<ord_day>{_WEEKDAY}) (?:of|in) (?:every|each|the|a) month"
+    rf"|(?:every|each) month on the (?P<nth2>\d{{1,2}}){_ORDINAL}?"
+    r"|(?P<daily>every (?:day|morning|evening|night)|daily)"
+    r"|(?P<weekly>every week|weekly))",
+    re.IGNORECASE,
+)
+
+
+_ORDINALS: Final = ("fir", "sec", "thi", "fou", "1st", "2nd", "3rd", "4th")
+
+
+def _next_ordinal(today: date, weekday: int, ordinal: int) -> date:
+    """The next "first Tuesday" (``ordinal`` 1, or -1 for the last) of a month, on or
+    after today."""
+    for ahead_months in range(3):
+        month = _add_months(today.replace(day=1), ahead_months)
+        if ordinal > 0:
+            day = month + timedelta(days=(weekday - month.weekday()) % 7 + 7 * (ordinal - 1))
+        else:
+            last = _month_end(month, 0)
+            day = last - timedelta(days=(last.weekday() - weekday) % 7)
+        if day >= today:
+            return day
+    raise ValueError("no such day")  # pragma: no cover - every month has each weekday
+
+
+@dataclass(frozen=True, slots=True)
+class Recurrence:
+    """A routine: every (or every other) weekday, the Nth of every month, or every day.
+
+    ``first`` is its first time on or after the day it was said, from which every other
+    week counts.
+    """
+
+    first: date
+    step_days: int | None  # 1, 7 or 14; None for monthly
+    nth: int | None = None  # the day of the month, for monthly
+    # or the weekday (0 Monday) and which of the month's it is (1 to 4; -1 the last)
+    weekday: int | None = None
+    ordinal: int | None = None
+    more: tuple[date, ...] = ()  # the first times of its other weekdays ("Mondays and Thursdays")
+
+    def next(self, today: date) -> date:
+        """Its next time on or after ``today``."""
+        if self.nth is not None:
+            return _next_nth(max(today, self.first), self.nth)
+        if self.weekday is not None and self.ordinal is not None:
+            return _next_ordinal(max(today, self.first), self.weekday, self.ordinal)
+        step = self.step_days
+        assert step is not None
+
+        def after(first: date) -> date:
+            behind = max(0, (today - first).days)
+            return first + timedelta(days=-(-behind // step) * step)
+
+        return min(after(first) for first in (self.first, *self.more))
+
+
+def recurrence(text: str, said: datetime | date) -> Recurrence | None:
+    """The routine ``text`` states, if any: "every Thursday", "every other Thursday",
+    "on Mondays", "on Mondays and Thursdays", "the 1st of every month", "every month on
+    the 15th", "the first Tuesday of every month", "every day", "every week" (on the day
+    said); resolved against the day ``said``."""
+    if not (match := _EVERY.search(text)):
+        return None
+    try:
+        return _recurrence(match, said.date() if isinstance(said, datetime) else said)
+    except (ValueError, OverflowError):  # no next time before the calendar ends
+        return None
+
+
+def _recurrence(match: re.Match[str], today: date) -> Recurrence | None:
+    if nth := match["nth"] or match["nth2"]:
+        if not 1 <= int(nth) <= 31:
+            return None
+        return Recurrence(first=_next_nth(today, int(nth)), step_days=None, nth=int(nth))
+    if which := match["ord"]:
+        ordinal = -1 if which.lower() == "last" else _ORDINALS.index(which.lower()[:3]) % 4 + 1
+        weekday = _weekday_number(match["ord_day"])
+        first = _next_ordinal(today, weekday, ordinal)
+        return Recurrence(first, None, weekday=weekday, ordinal=ordinal)
+    if match["daily"]:
+        return Recurrence(first=today, step_days=1)
+    if match["weekly"]:
+        return Recurrence(first=today, step_days=7)
+    days = [match["weekday"] or match["plural"], match["weekday_too"] or match["plural_too"]]
+    firsts = [
+        today + timedelta(days=(_weekday_number(day) - today.weekday()) % 7) for day in days if day
+    ]
+    return Recurrence(firsts[0], 14 if match["other"] else 7, more=tuple(firsts[1:]))
+
+
+# -- moves: how far a plan moved ----------------------------------------------------------------
+_SHIFT: Final = re.compile(
+    rf"\b(?:(?:back|forward|up|out|on|delayed|postponed|pushed|moved) )?(?:by )?(?P<n>{_NUMBER})"
+    r" (?P<unit>day|week|fortnight)s?(?: (?P<way>later|earlier|back|forward|sooner))?\b",
+    re.IGNORECASE,
+)
+_EARLIER: Final = re.compile(r"\b(?:earlier|sooner|forward|moved up|brought up|ahead)\b", re.I)
+
+
+def shift(text: str) -> timedelta | None:
+    """How far ``text`` says a plan moved ("pushed back two days", "a week later",
+    "brought forward by a day"): negative when earlier; None if it names no amount.
+    "in three days" is a time ahead, not an amount moved, and is not read here."""
+    for match in _SHIFT.finditer(text):
+        before = text[max(0, match.start() - 3) : match.start()].lower()
+        if before.endswith("in ") or before.endswith("n "):  # "in two days", "within"
+            continue
+        days = count(match["n"]) * {"day": 1, "week": 7, "fortnight": 14}[match["unit"].lower()]
+        return timedelta(days=-days if _EARLIER.search(text) else days)
+    return None

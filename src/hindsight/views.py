@@ -12,12 +12,13 @@ import dataclasses
 import json
 import sys
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import date, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from hindsight import validate
+from hindsight.foresight import Item
 from hindsight.history import History, HistoryEvent, Version
 from hindsight.jobs.kinds import JobQueue
 from hindsight.models import (
@@ -336,3 +337,28 @@ def job_queue_from(data: Mapping[str, Any]) -> JobQueue:
         return QueuedJob(**values)
 
     return JobQueue(counts=dict(data["counts"]), jobs=[job(d) for d in data["jobs"]])
+
+
+def foresight_item(item: Item) -> JSON:
+    """An item ahead: its due as an ISO date, or a date and time with its offset."""
+    return {
+        "content": item.content,
+        "due": None if item.due is None else item.due.isoformat(),
+        "kind": item.kind,
+        "memory_ids": list(item.memory_ids),
+        "confidence": item.confidence,
+    }
+
+
+def foresight_item_from(data: Mapping[str, Any]) -> Item:
+    due = data.get("due")
+    when: date | datetime | None = None
+    if due is not None:
+        when = datetime.fromisoformat(due) if "T" in due else date.fromisoformat(due)
+    return Item(
+        content=data["content"],
+        due=when,
+        kind=data["kind"],
+        memory_ids=tuple(data["memory_ids"]),
+        confidence=float(data["confidence"]),
+    )

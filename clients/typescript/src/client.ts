@@ -162,6 +162,14 @@ export class Client {
     return this.#call("restore", { path: { memory_id: segment(memoryId, "memory") } });
   }
 
+  /**
+   * What lies ahead for an owner: open events, commitments, routines and goals due from
+   * today to `days` days ahead (default 14), then the undated ones; soonest first.
+   */
+  async foresee(owner: string, options: { now?: string; days?: number } = {}): Promise<S.ForesightItemOut[]> {
+    return (await this.#call("foresee", { query: { owner, ...options } })).items;
+  }
+
   /** The owners that have memories and that the key may read, sorted. */
   async owners(): Promise<string[]> {
     return (await this.#call("owners", {})).owners;

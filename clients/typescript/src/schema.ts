@@ -128,6 +128,24 @@ export interface FeedbackIn {
   useful: boolean;
 }
 
+/** One thing ahead for an owner (:mod:`hindsight.foresight`). */
+export interface ForesightItemOut {
+  /** The owner's words for it. */
+  content: string;
+  /** When it is due: an ISO date, or a date and time with its offset; null for an undated commitment or goal. */
+  due: string | null;
+  kind: "event" | "commitment" | "routine" | "goal";
+  /** The owner's memories it was read from. */
+  memory_ids: string[];
+  /** How sure the reading is, 0..1. */
+  confidence: number;
+}
+
+export interface ForesightOut {
+  /** Soonest first, undated last. */
+  items: ForesightItemOut[];
+}
+
 export interface ForgetIn {
   /** Whose memory, as namespace:name, e.g. user:alice. */
   owner: string;
@@ -775,6 +793,23 @@ export interface Operations {
     bodyRequired: true;
     response: ImportOut;
   };
+  foresee: {
+    method: "GET";
+    path: "/v1/foresight";
+    pathParams: never;
+    query: {
+      /** Whose memory, as namespace:name, e.g. user:alice. */
+      owner: string;
+      /** Look ahead from this time (ISO 8601; default: now). */
+      now?: string | null;
+      /** How many days ahead, in the server's timezone setting's days. */
+      days?: number;
+    };
+    headers: never;
+    body: never;
+    bodyRequired: false;
+    response: ForesightOut;
+  };
   owners: {
     method: "GET";
     path: "/v1/owners";
@@ -1078,6 +1113,7 @@ export const ROUTES = {
   forget_owner: { method: "POST", path: "/v1/forget" },
   export: { method: "GET", path: "/v1/export" },
   import_records: { method: "POST", path: "/v1/import" },
+  foresee: { method: "GET", path: "/v1/foresight" },
   owners: { method: "GET", path: "/v1/owners" },
   stats: { method: "GET", path: "/v1/stats" },
   feedback: { method: "POST", path: "/v1/memories/{memory_id}/feedback" },

@@ -52,6 +52,19 @@ describe("long-term memory", () => {
     expect(doctor.embedding.versions.some((v) => v.current && v.memories > 0)).toBe(true);
   });
 
+  it("foresees what lies ahead from dated turns", async () => {
+    const owner = fresh();
+    await memory.retain(owner, "The mechanic is on Friday. I owe Marek a reply.", {
+      observed_at: "2026-03-02T09:00:00Z",
+    });
+    const items = await memory.foresee(owner, { now: "2026-03-03T08:00:00Z", days: 14 });
+    expect(items.map((i) => [i.content, i.due, i.kind])).toEqual([
+      ["The mechanic is on Friday", "2026-03-06", "event"],
+      ["I owe Marek a reply", null, "commitment"],
+    ]);
+    await expect(memory.foresee(owner, { days: -1 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it("retains a conversation and one memory as given, with options in the API's own names", async () => {
     const owner = fresh();
     await memory.retain(owner, null, {

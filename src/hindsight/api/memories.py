@@ -1,5 +1,5 @@
 """Long-term memory routes: retain, recall, get, list, update, forget, export, import, stats,
-pin, unpin, restore and the maintenance pass.
+pin, unpin, restore, the maintenance pass and foresight.
 
 Each handler calls one library method, as the caller (the library checks its scope), through
 :meth:`Ctx.call` and converts the answer; errors are mapped in :mod:`hindsight.api.errors`.
@@ -15,12 +15,15 @@ from typing import Annotated, Any, Final
 from fastapi import Query, Request
 from fastapi.responses import StreamingResponse
 
+from hindsight import foresight
 from hindsight.api.deps import Context, IdempotencyKey, Routes
 from hindsight.api.schemas import (
     KIND_RULE,
     OWNER_RULE,
     SESSION_RULE,
     WHOLE,
+    ForesightItemOut,
+    ForesightOut,
     ForgetIn,
     ImportIn,
     ImportOut,
@@ -265,6 +268,31 @@ async def import_records(
     """
     counts = await ctx.call(ctx.hs.import_records, body.records, request_id=idempotency_key)
     return ImportOut.model_validate(counts)
+
+
+@routes("GET", "/foresight")
+async def foresee(
+    ctx: Context,
+    owner: OwnerQuery,
+    now: Annotated[
+        str | None,
+        Query(description="Look ahead from this time (ISO 8601; default: now)."),
+    ] = None,
+    days: Annotated[
+        int,
+        Query(
+            ge=0,
+            le=foresight.MAX_DAYS,
+            description="How many days ahead, in the server's timezone setting's days.",
+        ),
+        WHOLE,
+    ] = foresight.DEFAULT_DAYS,
+) -> ForesightOut:
+    """What lies ahead for an owner: open events, commitments, routines and goals they
+    spoke of, due from today to ``days`` days ahead, then the undated ones; soonest, then
+    surest, first. A later move, cancellation or completion is honoured."""
+    items = await ctx.call(ctx.hs.foresee, owner, now=now, days=days)
+    return ForesightOut(items=[ForesightItemOut.of(i) for i in items])
 
 
 @routes("GET", "/owners")

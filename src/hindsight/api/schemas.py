@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from hindsight import validate, views
 from hindsight.engine import MAX_K
+from hindsight.foresight import Item
 from hindsight.history import History
 from hindsight.models import (
     ForgetReceipt,
@@ -324,6 +325,27 @@ class RecallHit(BaseModel):
 
 class RecallOut(BaseModel):
     results: list[RecallHit]
+
+
+class ForesightItemOut(BaseModel):
+    """One thing ahead for an owner (:mod:`hindsight.foresight`)."""
+
+    content: str = Field(description="The owner's words for it.")
+    due: str | None = Field(
+        description="When it is due: an ISO date, or a date and time with its offset; null "
+        "for an undated commitment or goal."
+    )
+    kind: Literal["event", "commitment", "routine", "goal"]
+    memory_ids: list[str] = Field(description="The owner's memories it was read from.")
+    confidence: float = Field(description="How sure the reading is, 0..1.")
+
+    @classmethod
+    def of(cls, item: Item) -> ForesightItemOut:
+        return cls.model_validate(views.foresight_item(item))
+
+
+class ForesightOut(BaseModel):
+    items: list[ForesightItemOut] = Field(description="Soonest first, undated last.")
 
 
 class MemoryPage(BaseModel):

@@ -379,6 +379,28 @@ def bench_guard(app: App, as_json: bool, out: Path | None, details: bool, path: 
     _report(report, out, as_json, guard.table(report))
 
 
+@bench.command("foresight")
+@json_option
+@_out_option
+@click.option("--details", is_flag=True, help="Also list each scenario's misses.")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+def bench_foresight(app: App, as_json: bool, out: Path | None, details: bool, path: Path) -> None:
+    """Foresight: PATH's dated turns retained, then what lies ahead compared with the
+    expected items.
+
+    Reports the hit rate (expected items listed), due accuracy (of those, listed on the
+    expected day), kind accuracy, and false items (listed, not expected). Runs in a fresh
+    temporary store unless --home is given on the group.
+    """
+    from hindsight.bench import foresight
+
+    name, scenarios = foresight.load(path)
+    with _store(app, "hs-f-", len(scenarios), "foresight") as (settings, step):
+        report = foresight.run(settings, scenarios, details=details, progress=step)
+    _report(report, out, as_json, foresight.table(name, report))
+
+
 @bench.command("load")
 @click.option(
     "--url",

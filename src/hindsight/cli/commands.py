@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from hindsight import demo, validate, views
+from hindsight import demo, foresight, validate, views
 from hindsight.cli.base import (
     HELD_NOTE,
     KINDS,
@@ -208,6 +208,40 @@ def recall(
         emit_json({"results": [result_json(r) for r in results]})
     else:
         print_results(results, show_owner=len(set(owners)) > 1)
+
+
+@cli.command()
+@owner_option
+@click.option(
+    "--now",
+    metavar="ISO",
+    help="Look ahead from this time (ISO 8601; default: now); what was said later is unread.",
+)
+@click.option(
+    "--days",
+    type=int,
+    default=foresight.DEFAULT_DAYS,
+    show_default=True,
+    help="How many days ahead, in the timezone setting's days.",
+)
+@json_option
+@click.pass_obj
+def foresee(app: App, owner: str, now: str | None, days: int, as_json: bool) -> None:
+    """List what lies ahead for OWNER: events, commitments, routines and goals.
+
+    Read from what OWNER said (and when; see retain --observed-at): open items due from
+    today to DAYS days ahead, then the undated ones; soonest, then surest, first. A later
+    move, cancellation or completion is honoured; past items drop out.
+    """
+    items = app.engine.foresee(owner, now=now, days=days)
+    if as_json:
+        emit_json({"items": [views.foresight_item(i) for i in items]})
+        return
+    if not items:
+        echo("nothing ahead")
+    for item in items:
+        due = "-" if item.due is None else item.due.isoformat()
+        echo(f"{due:<25} {item.kind:<10} {item.confidence:.2f}  {short(item.content, 70)}")
 
 
 @cli.command()
