@@ -39,7 +39,7 @@ from hindsight.timewords import Period
 
 # The search channels and their weights in fusion. Recency and use are not
 # channels: as channels they promoted recent but irrelevant memories (LoCoMo and
-# BEAM fraction-recall@10 fell by 0.01-0.02), so they only rerank (boosts below).
+# BEAM fell), so they only rerank (boosts below).
 CHANNEL_WEIGHTS: Mapping[str, float] = {"dense": 1.0, "bm25": 1.0}
 # A channel's best raw score below which it counts for less in fusion, in proportion: a
 # BM25 score under 1 is less than one fairly rare word matched once (one word found in
@@ -52,23 +52,21 @@ RESOLUTION = 1e-5
 
 # What the agent said is second-hand: memory is about the user and the world, and an
 # assistant's reply restates the question at length, so it matches many queries by
-# sheer volume. Its turns count half (BEAM fraction-recall@10 0.546 -> 0.639;
-# 0.6: 0.623, 0.4: 0.633; see BENCHMARKS.md). Other sources count fully.
+# sheer volume. Its turns count half; other sources count fully (the figures behind
+# this and the weights below: BENCHMARKS.md, "The figures behind the constants").
 SOURCE_WEIGHTS: Mapping[Source, float] = {Source.AGENT: 0.5}
 # A question asked in a conversation states little; the turn that answers it holds what
 # a later query about it wants ("Anything you're excited for in the adoption process?"
 # -> "I'm thrilled to make a family for kids who need one"). A reply gets this share of
-# its question's fused score (LoCoMo fraction-recall@10 +0.017; 0.7: +0.013, 1.0:
-# +0.017). The agent's replies are not lifted, and its questions lift with its source
-# weight: both are second-hand (BEAM fell by 0.02-0.03 without these two rules).
+# its question's fused score. The agent's replies are not lifted, and its questions
+# lift with its source weight: both are second-hand (BEAM falls without these rules).
 REPLY_WEIGHT = 0.85
 # Questions that ask for the agent's own words, which count less elsewhere (second-hand,
 # they restate the user's): a summary is of what both sides of the conversation said
 # (BEAM's summary questions cite the assistant's replies in 98 of their 171 evidence
 # messages), and "How did you recommend ...?" or "What did you say ...?" asks what the
-# agent said. There the agent's words weigh as the user's: BEAM fraction-recall@10
-# 0.6556 -> 0.6581 (summaries 0.116 -> 0.139) -> 0.6656 (information extraction 0.642 ->
-# 0.708), both halves up at each step; no LoCoMo question asks either.
+# agent said. There the agent's words weigh as the user's (BEAM's summaries and
+# information extraction gain, both halves; no LoCoMo question asks either).
 ASKS_AGENT = re.compile(
     r"\b(?:summar(?:y|ies|i[sz]e[sd]?|i[sz]ing)|recap(?:s|ped|ping)?|sum (?:\w+ )?up"
     r"|did you (?:recommend|suggest|advise|propose|say|tell|mention|explain)"
@@ -78,23 +76,18 @@ ASKS_AGENT = re.compile(
 # People type one thought as several messages in a row ("ok so" / "we finally got the
 # dog" / "a golden retriever, 2 years old"): the statement is the run (the store's
 # RUN_GAP), and a question matches the run, not any one message. The turns of a top
-# result's run, up to RUN_REACH on each side, follow it with its fused score (LoCoMo with
-# each turn sent as one message per sentence: fraction-recall@10 0.487 -> 0.633, both
-# halves alike; at 0.9 of the score, 0.631). Turns that alternate speakers, as LoCoMo's
-# and BEAM's do, form no runs.
+# result's run, up to RUN_REACH on each side, follow it with its fused score. Turns
+# that alternate speakers, as LoCoMo's and BEAM's do, form no runs.
 RUN_REACH = 3
 # A message of a run follows its best one only if it says something of its own: a word
 # that at most one in fifty of the owner's memories uses. People send the same short
 # replies over and over ("lol", "ok", "omg that's amazing"); lifted, they pushed other
-# evidence out of the ten (LoCoMo with reactions sent around its turns: 0.744 without
-# the lift, 0.664 with it, 0.737 with it kept to telling messages; real chats lost their
-# fact recall the same way: issue 33). One in a hundred or two hundred kept less of what
-# runs are good for (a fact typed as "i signed up for pottery!!" / "at clay barn,
-# wednesdays 7 til 9"): see BENCHMARKS.md.
+# evidence out of the ten (real chats lost their fact recall that way). One in a hundred
+# or two hundred kept less of what runs are good for (a fact typed as "i signed up for
+# pottery!!" / "at clay barn, wednesdays 7 til 9").
 RARE_SHARE = 0.02
 # A query that names a time ("What did Caroline do in May 2023?", "last week") asks
-# about then: memories observed in that span count double (LoCoMo fraction-recall@10
-# +0.003, its temporal questions +0.009; x1.5 and x3: +0.002; BEAM's questions name none).
+# about then: memories observed in that span count double (BEAM's questions name none).
 TIME_WEIGHT = 2.0
 # A turn whose stated values have since been superseded ("I live in Paris", after "I
 # moved to Berlin") loses up to half its score, in proportion to the share of its values

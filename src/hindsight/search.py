@@ -217,7 +217,7 @@ class Search:
         """
         # The engine's own weights, not the query's (Rerank.for_query): a query that asks
         # for the agent's words wants its replies, not the answers to its questions (with
-        # the query's weights here too, BEAM's summaries fell 0.139 -> 0.129).
+        # the query's weights here too, BEAM's summaries fell: BENCHMARKS.md).
         weights = self.rerank.source_weights
         # question id -> what its answer is worth: its own (or its statement's) fused
         # score, times the trust in who asked (an agent's question counts as its other words)

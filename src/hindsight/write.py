@@ -36,11 +36,11 @@ def embedding_text(memory: Memory) -> str:
 
     "Caroline: I went to a support group" is embedded as "Caroline: Caroline went to
     a support group": later questions name people ("When did Caroline ...?"), and
-    the turn rarely does (LoCoMo dense fraction-recall@10 0.422 -> 0.506). An
+    the turn rarely does. An
     instruction that governs some requests ("... when I ask about deadlines") is
     embedded as that kind of request, its ``applies_when`` metadata: "When is the
-    final submission due?" is near "deadlines", far from "format dates month-day-year"
-    (BEAM instruction_following 0.600 -> 0.713).
+    final submission due?" is near "deadlines", far from "format dates month-day-year".
+    (What each gained: BENCHMARKS.md, "The figures behind the constants".)
     """
     speaker = memory.provenance.speaker
     if memory.kind is Kind.EPISODE and speaker:

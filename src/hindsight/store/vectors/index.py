@@ -62,20 +62,18 @@ FORMAT_VERSION = 1
 Change = tuple[int, int, npt.NDArray[np.float32] | None]
 """One log entry: (seq, key, vector), the vector being None for a removal."""
 
-# HNSW parameters, measured on 100k clustered 384-d unit vectors, 2 cores, k=50:
-# f16 vs f32 halves memory (92 vs 168 MB) and build time (12 vs 19 s) for recall@10 of
-# 0.9994 vs 0.9998. Connectivity 16 is usearch's default; expansion_add 128 instead of 64
-# doubled build time for +0.0002 recall. expansion_search 64 left one query in 300 with
-# recall 0 under f16; 128 fixed it at ~0.45 ms a search. A search for k explores 2k (at
-# least 128): the store asks for twice what it keeps, and its best 100 of 200 found so
-# agree with exact search as its best 100 of 400 did (recall@100 0.996 at 25k notes).
+# HNSW parameters (measured: BENCHMARKS.md, "The figures behind the constants"): f16
+# halves memory and build time against f32 for the same recall; connectivity 16 is
+# usearch's default; a larger expansion_add doubles the build for nothing; expansion_search
+# 128, as 64 left a query in hundreds with nothing found under f16. A search for k
+# explores 2k (at least 128): the store asks for twice what it keeps.
 _HNSW_DTYPE = "f16"
 _HNSW_CONNECTIVITY = 16
 _HNSW_EXPANSION_ADD = 64
 _HNSW_EXPANSION_SEARCH = 128
 _SNAPSHOT_PAGE = 4_096  # vectors read from the store at a time when rebuilding
-# Exact owners this big or bigger are saved: reading 1,000 vectors of 384 dimensions
-# row by row from SQLite took ~7 ms, a first recall's cost, where the file takes ~1 ms.
+# Exact owners this big or bigger are saved: reading their vectors row by row from the
+# database costs a first recall several times what reading the file does.
 SAVE_MIN_VECTORS = 100
 
 Keys = npt.NDArray[np.int64]
