@@ -53,13 +53,44 @@ def test_bench_scale_reports_every_figure(tmp_path: Path) -> None:
         "dense_p50_ms",
         "embed_query_p50_ms",
         "first_recall_ms",
+        "first_recall_p95_ms",
         "first_recall_rebuild_ms",
         "first_recall_warmed_ms",
+        "open_ms",
+        "warm_up_s",
         "peak_rss_mb",
+        "disk_database_mb",
+        "disk_mb",
     ):
         assert figures[key] > 0, key
     assert figures["recall_p95_ms"] >= figures["recall_p50_ms"]
+    assert figures["first_recall_p95_ms"] >= figures["first_recall_ms"]
+    assert figures["vector_backend"] == "local"
+    assert figures["index_builds"] == 0 and figures["disk_qdrant_mb"] == 0
     assert len(QUERIES) >= 8
+
+
+def test_bench_scale_on_qdrant_edge(tmp_path: Path) -> None:
+    args = ["--home", str(tmp_path / "b"), "bench", "scale", "--n", "300", "--queries", "8"]
+    result = CliRunner().invoke(
+        cli,
+        [*args, "--vector-backend", "qdrant-edge", "--json"],
+        env={"HINDSIGHT_QDRANT_OPTIMIZE_AFTER": "100"},  # an index built during the ingest
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["vector_backend"] == "qdrant-edge"
+    assert figures["index_builds"] >= 1  # asked; the engine indexes nothing this small
+    assert figures["unindexed_vectors"] == 300
+    assert figures["recall_p50_ms"] > 0 and figures["first_recall_ms"] > 0
+    assert figures["disk_qdrant_mb"] > 0 and figures["disk_database_mb"] > 0
+    parts = ("disk_database_mb", "disk_index_mb", "disk_qdrant_mb")
+    assert abs(figures["disk_mb"] - sum(figures[key] for key in parts)) < 0.05
+    shards = list((tmp_path / "b" / "qdrant").glob("*/edge_config.json"))
+    assert len(shards) == 1  # the store's vectors went to a qdrant-edge shard
+    refused = CliRunner().invoke(cli, [*args, "--vector-backend", "faiss"])
+    assert refused.exit_code == 2
+    assert "unknown vector backend 'faiss'" in refused.output and "qdrant-edge" in refused.output
 
 
 def test_bench_cache_times_hits_beside_searched_recalls(tmp_path: Path) -> None:

@@ -117,6 +117,28 @@ def test_vectors_persist_across_a_reopen(tmp_path: Path) -> None:
         assert "sail" in hs.recall("user:alice", "sailing", k=1)[0].memory.content
 
 
+def test_the_first_catch_up_of_a_new_collection_builds_when_due(tmp_path: Path) -> None:
+    # no search during the import (guard off): the first catch-up reconciles the new
+    # collection from the rows, and still builds the index when enough is unindexed
+    settings = _settings(tmp_path, guard=False, qdrant_optimize_after=3)
+    with Hindsight(settings) as hs:
+        hs.import_records(
+            {
+                "id": f"m{i}",
+                "owner": "user:alice",
+                "kind": "fact",
+                "content": f"note {i}",
+                "observed_at": "2025-05-01T10:00:00+00:00",
+            }
+            for i in range(5)
+        )
+        vectors = _vectors(hs)
+        assert vectors.builds == 0
+        vectors.catch_up()
+        assert vectors.builds == 1 and vectors.build_seconds > 0
+        assert _engine(hs).count() == 5
+
+
 def _cli(home: Path, *args: str) -> Any:
     env = {"HINDSIGHT_HOME": str(home), "HINDSIGHT_VECTOR_BACKEND": "qdrant-edge"}
     return CliRunner().invoke(cli, list(args), env=env)

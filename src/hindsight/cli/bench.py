@@ -72,6 +72,16 @@ def _fields(data: dict[str, Any], width: int) -> list[str]:
     return [f"{key:>{width}}  {value}" for key, value in data.items()]
 
 
+def _vector_backend(ctx: click.Context, param: click.Parameter, name: str | None) -> str | None:
+    """A vector backend's name, checked against those registered (and ``auto``)."""
+    from hindsight.store.vectors import vector_backends
+
+    known = ["auto", *vector_backends.names()]
+    if name is not None and name not in known:
+        raise click.BadParameter(f"unknown vector backend {name!r}; valid: {', '.join(known)}")
+    return name
+
+
 @bench.command("scale")
 @click.option(
     "--n",
@@ -95,19 +105,35 @@ def _fields(data: dict[str, Any], width: int) -> list[str]:
     show_default=True,
     help="Deal the memories out to this many owners; recalls go to one after another.",
 )
+@click.option(
+    "--vector-backend",
+    metavar="NAME",
+    callback=_vector_backend,
+    help="Keep and search vectors with this backend (as HINDSIGHT_VECTOR_BACKEND: "
+    "auto, local, pgvector, qdrant, qdrant-edge or a plugin's); default: the setting.",
+)
 @json_option
 @_out_option
 @click.pass_obj
 def bench_scale(
-    app: App, n: int, queries: int, owners: int, as_json: bool, out: Path | None
+    app: App,
+    n: int,
+    queries: int,
+    owners: int,
+    vector_backend: str | None,
+    as_json: bool,
+    out: Path | None,
 ) -> None:
     """Ingest N generated memories for one owner (or --owners), then time recalls.
 
-    Runs in a fresh temporary store unless --home is given on the group.
+    Runs in a fresh temporary store unless --home is given on the group. The report
+    names the vector backend used and what the store takes on disk.
     """
     from hindsight.bench import scale
 
     with _store(app, "hs-b-", n, "ingesting") as (settings, step):
+        if vector_backend is not None:
+            settings = settings.model_copy(update={"vector_backend": vector_backend})
         result = scale.run(settings, n, queries=queries, owners=owners, progress=step)
     _report(result.as_dict(), out, as_json, _fields(result.as_dict(), 20))
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,8 @@ class QdrantVectors:
         self._model: str | None = None
         self._dimension: int | None = None
         self._seen: int | None = None  # the log's head as last applied by this process
+        self.builds = 0  # the engine's optimize() calls by this process
+        self.build_seconds = 0.0  # and the time they took
 
     # -- VectorBackend ---------------------------------------------------------------
     def bind(self, model_id: str, dimension: int) -> None:
@@ -200,6 +203,7 @@ class QdrantVectors:
             if applied < self._db.pruned("vector_log"):  # a new collection, or a cut log
                 self._reconcile(engine, None, repair=True)
                 self._set_applied(head)
+                self._build_if_due(engine)
                 return 0
             done = 0
             while applied < head:
@@ -215,9 +219,13 @@ class QdrantVectors:
                 self._set_applied(applied)
                 done += len(entries)
             self._seen = head
-            if done and 0 < self._optimize_after <= engine.unindexed():
-                engine.optimize()  # blocks: see the module's docstring
+            if done:
+                self._build_if_due(engine)
             return done
+
+    def _build_if_due(self, engine: Engine) -> None:
+        if 0 < self._optimize_after <= engine.unindexed():
+            self._build(engine)  # blocks: see the module's docstring
 
     def _apply(self, engine: Engine, keys: Collection[int]) -> None:
         """Make Qdrant hold these keys' points as their rows now stand."""
@@ -296,7 +304,19 @@ class QdrantVectors:
         """Build the engine's index now (qdrant-edge; a server does it by itself)."""
         self.catch_up()
         with self._db.lock, self._lock:
-            return self._bound().optimize()
+            return self._build(self._bound())
+
+    def unindexed(self) -> int:
+        """Points the engine holds outside its HNSW index (searched exactly)."""
+        return self._bound().unindexed()
+
+    def _build(self, engine: Engine) -> bool:
+        start = time.perf_counter()
+        self.builds += 1
+        try:
+            return engine.optimize()
+        finally:
+            self.build_seconds += time.perf_counter() - start
 
     def _reconcile(self, engine: Engine, owner: str | None, *, repair: bool) -> Report:
         cond, params = ("AND v.owner = ?", (owner,)) if owner is not None else ("", ())
