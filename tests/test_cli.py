@@ -26,7 +26,7 @@ from hindsight.cli import base as cli_base
 from hindsight.cli import cli
 from hindsight.cli import commands as cli_commands
 from hindsight.store import Filter, open_store, open_working
-from hindsight.transfer import memory_to_dict
+from hindsight.write.transfer import memory_to_dict
 
 OWNER = "user:alice"
 

@@ -43,7 +43,7 @@ from hindsight import (
 from hindsight.access import Principal
 from hindsight.api import create_app
 from hindsight.embed import Embeddings
-from hindsight.review import ReviewItem
+from hindsight.guard.review import ReviewItem
 from hindsight.store import AuditEntry, StoreStats, WorkingTurn
 
 OWNER = "user:carol"

@@ -10,7 +10,7 @@ from test_cli import OWNER, retain, run_json
 
 from hindsight import Hindsight, Kind, Status
 from hindsight.models import ChannelHit, Explanation, Memory, Provenance, RecallResult, Source
-from hindsight.recall import current_first, fuse_minmax, successors_first
+from hindsight.recall.rank import current_first, fuse_minmax, successors_first
 from hindsight.store.keyword import query_terms, text_terms
 
 

@@ -17,12 +17,12 @@ import pytest
 
 from hindsight import Hindsight, Settings
 from hindsight.access import Principal
-from hindsight.door import Checkpoint, Operation, StoreKnown, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.errors import WriteRefusedError
 from hindsight.models import Kind, Memory, Status
 from hindsight.store import Filter
-from hindsight.write import Plan, embedding_text
+from hindsight.write.decide import Plan, embedding_text
+from hindsight.write.door import Checkpoint, Operation, StoreKnown, WriteContext, checkpoints
 
 OWNER = "user:alice"
 DAY = "2024-05-01T10:{:02d}:00Z"
@@ -236,7 +236,7 @@ def test_the_planner_supersedes_a_known_value_without_a_store(embedder: Embeddin
     from datetime import UTC, datetime
 
     from hindsight.models import Provenance
-    from hindsight.write import Candidate, plan
+    from hindsight.write.decide import Candidate, plan
 
     def fact(content: str, value: str, day: int) -> tuple[Memory, np.ndarray]:
         when = datetime(2024, 5, day, tzinfo=UTC)
@@ -276,7 +276,7 @@ _WRITER = """
 import sys, time
 from pathlib import Path
 from hindsight import Hindsight
-from hindsight.door import Checkpoint
+from hindsight.write.door import Checkpoint
 
 class Slow(Checkpoint):
     name = "slow"

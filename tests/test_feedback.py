@@ -19,7 +19,7 @@ from hindsight.api import create_app
 from hindsight.cli import cli
 from hindsight.embed import Embeddings
 from hindsight.errors import ConflictError, NotFoundError, PermissionDeniedError, ValidationError
-from hindsight.feedback import moved
+from hindsight.lifecycle.feedback import moved
 from hindsight.mcpserver import create_server
 from hindsight.models import Status
 

@@ -26,7 +26,7 @@ from hindsight.embed import Embeddings
 from hindsight.errors import ValidationError
 from hindsight.foresight import Item, Statement, briefing, foresee
 from hindsight.mcpserver import create_server
-from hindsight.timewords import ahead, recurrence, shift
+from hindsight.text.timewords import ahead, recurrence, shift
 
 SAID = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)  # a Wednesday
 OWNER = "user:fore"

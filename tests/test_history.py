@@ -20,7 +20,7 @@ from hindsight.api import create_app
 from hindsight.cli import cli
 from hindsight.embed import Embeddings
 from hindsight.errors import NotFoundError, PermissionDeniedError
-from hindsight.history import History
+from hindsight.lifecycle.history import History
 from hindsight.mcpserver import create_server
 
 OWNER, OTHER = "user:alice", "user:omar"

@@ -40,11 +40,11 @@ from hindsight.access import LOCAL_AGENT, TRUSTED, KeyRing, Principal
 from hindsight.api import create_app
 from hindsight.cli import cli
 from hindsight.cli.base import EXIT_FAILURE, EXIT_USAGE
-from hindsight.door import Checkpoint, Operation, StoreKnown, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.errors import ConflictError, NotFoundError, PermissionDeniedError, ValidationError
 from hindsight.models import Status
-from hindsight.write import Plan
+from hindsight.write.decide import Plan
+from hindsight.write.door import Checkpoint, Operation, StoreKnown, WriteContext, checkpoints
 
 OWNER = "user:maria"
 TRUTH = "I'm severely allergic to penicillin."

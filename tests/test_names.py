@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight import Hindsight
-from hindsight.names import may_name, resolve, skeleton
+from hindsight.text.names import may_name, resolve, skeleton
 
 NAMES = ["Muhhamed", "Fahim Khan", "Caroline", "Melanie"]
 

@@ -10,7 +10,7 @@ import pytest
 from hindsight import Hindsight, Kind, Settings, StoreError, ValidationError
 from hindsight.embed import Embeddings
 from hindsight.models import Source
-from hindsight.recall import Rerank
+from hindsight.recall.rank import Rerank
 from hindsight.store import Filter
 
 FACTS = [

@@ -325,10 +325,10 @@ def test_a_redis_that_is_down_costs_only_the_cache(
         hs.retain(OWNER, "I'm allergic to peanuts.")
         first = hs.recall(OWNER, QUERY)
         stop()
-        with caplog.at_level(logging.WARNING, logger="hindsight.recall_cache"):
+        with caplog.at_level(logging.WARNING, logger="hindsight.recall.cache"):
             assert [r.memory.id for r in hs.recall(OWNER, QUERY)] == [r.memory.id for r in first]
             assert [r.memory.id for r in hs.recall(OWNER, QUERY)] == [r.memory.id for r in first]
-        warned = [r for r in caplog.records if r.name == "hindsight.recall_cache"]
+        warned = [r for r in caplog.records if r.name == "hindsight.recall.cache"]
         assert len(warned) == 1 and "Redis" in warned[0].getMessage()  # once an outage
         assert len(hs.audit(OWNER, action="recall")) == 3
 

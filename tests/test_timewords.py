@@ -14,7 +14,7 @@ from hindsight import Hindsight, Settings, validate
 from hindsight.embed import Embeddings
 from hindsight.errors import ValidationError
 from hindsight.store import Filter
-from hindsight.timewords import Period, asked_period, pinned, referred_dates
+from hindsight.text.timewords import Period, asked_period, pinned, referred_dates
 
 SAID = datetime(2023, 12, 5, 14, 30, tzinfo=UTC)  # a Tuesday
 

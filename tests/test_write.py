@@ -8,7 +8,7 @@ import pytest
 
 from hindsight import Hindsight, Kind, Source, ValidationError
 from hindsight.store import Filter
-from hindsight.write import embedding_text, in_third_person
+from hindsight.write.decide import embedding_text, in_third_person
 
 
 def _current(hs: Hindsight, owner: str, kind: Kind) -> list[str]:

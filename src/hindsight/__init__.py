@@ -30,7 +30,7 @@ from hindsight.errors import (
     ValidationError,
     WriteRefusedError,
 )
-from hindsight.history import History, HistoryEvent
+from hindsight.lifecycle.history import History, HistoryEvent
 from hindsight.models import (
     Explanation,
     ForgetReceipt,

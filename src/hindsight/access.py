@@ -16,7 +16,7 @@ the key writes is believed (see :mod:`hindsight.guard`); ``audit`` lets it read 
 audit log of the owners it may read. The roles: ``review`` lets it approve and reject
 what the guard held of the owners it may write; ``admin`` is a reviewer that may also
 undo a rejection. Whatever its roles, a key never approves what it wrote itself: the
-writer is not the reviewer (:mod:`hindsight.review`). Only digests are kept
+writer is not the reviewer (:mod:`hindsight.guard.review`). Only digests are kept
 in memory; a presented key is hashed and compared with every digest in constant
 time, so neither timing nor logs reveal a key.
 """

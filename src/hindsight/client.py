@@ -40,9 +40,10 @@ from urllib.parse import quote
 from hindsight import errors, validate, views
 from hindsight.engine import UNSET, _Unset
 from hindsight.foresight import Item
-from hindsight.history import History
+from hindsight.guard.review import ReviewItem
 from hindsight.jobs.kinds import JobQueue
 from hindsight.lifecycle import MaintainReport
+from hindsight.lifecycle.history import History
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -53,7 +54,6 @@ from hindsight.models import (
     Status,
     Turn,
 )
-from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry, StoreStats, UsageRow, WorkingTurn
 
 if TYPE_CHECKING:

@@ -136,7 +136,7 @@ class Settings(BaseSettings):
     # stores nothing twice
     request_ttl_seconds: int = Field(default=86_400, gt=0)
 
-    # feedback (hindsight.feedback): each mark moves confidence this fraction of the way
+    # feedback (hindsight.lifecycle.feedback): each mark moves confidence this fraction of the way
     # toward its cap (useful) or toward 0 (not useful)
     feedback_step: float = Field(default=0.2, gt=0.0, le=1.0)
 
@@ -157,7 +157,7 @@ class Settings(BaseSettings):
     # every server), else in this process, at most recall_cache_entries of them (and
     # recall_cache_megabytes). Keyed on
     # each owner's change count in the database, so any write to an owner, by any
-    # process, retires its entries (see hindsight.recall_cache)
+    # process, retires its entries (see hindsight.recall.cache)
     recall_cache_seconds: int = Field(default=300, ge=0)
     recall_cache_entries: int = Field(default=4_096, gt=0)
     recall_cache_megabytes: int = Field(default=64, gt=0)  # in process: of JSON text (~MB)

@@ -4,9 +4,9 @@ that do the work.
 ``Hindsight`` validates what a caller gives, checks the caller's access once (every
 operation runs as a :class:`~hindsight.access.Principal`: "local" and trusted
 unless :meth:`Hindsight.as_principal` says otherwise), and hands the work to
-:mod:`hindsight.ingest` (every write, through the one door of
-:mod:`hindsight.door`), :mod:`hindsight.search` (recall), :mod:`hindsight.sessions`
-(working memory) and :mod:`hindsight.distil` (summaries and reflections). Bad
+:mod:`hindsight.write` (every write, through the one door of
+:mod:`hindsight.write.door`), :mod:`hindsight.recall` (recall), and
+:mod:`hindsight.sessions` (working memory, summaries and reflections). Bad
 input changes nothing, and each write lands in one store transaction.
 """
 
@@ -19,12 +19,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from hindsight import embed, foresight, review, validate, views
+from hindsight import embed, foresight, validate, views
 from hindsight.access import TRUSTED, Principal
 from hindsight.config import Settings
-from hindsight.conversations import Conversations
-from hindsight.distil import Distil
-from hindsight.door import Checkpoint, Door, Once, Operation, WriteContext, checkpoints
 from hindsight.embed import Embeddings
 from hindsight.errors import (
     LLMUnavailableError,
@@ -33,16 +30,16 @@ from hindsight.errors import (
     StoreError,
     ValidationError,
 )
-from hindsight.expand import Expander
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
-from hindsight.feedback import marker
+from hindsight.guard import review
 from hindsight.guard.assess import Assessed
 from hindsight.guard.notify import Notifier
-from hindsight.history import History, versions
-from hindsight.ingest import Ingest, input_hash
+from hindsight.guard.review import ReviewItem
 from hindsight.jobs.runner import JobQueueOps, Work, Worker
 from hindsight.lifecycle import MaintainReport, Maintenance, Retention, erase
+from hindsight.lifecycle.feedback import marker
+from hindsight.lifecycle.history import History, versions
 from hindsight.lifecycle.retention import is_expired, is_retired
 from hindsight.llm.meter import Meter
 from hindsight.models import (
@@ -56,11 +53,13 @@ from hindsight.models import (
     Status,
     Turn,
 )
-from hindsight.recall_cache import RecallCache
+from hindsight.recall.cache import RecallCache
+from hindsight.recall.expand import Expander
+from hindsight.recall.search import Search
 from hindsight.rerank import registry as rerankers
-from hindsight.review import ReviewItem
-from hindsight.search import Search
-from hindsight.sessions import Sessions
+from hindsight.sessions.conversations import Conversations
+from hindsight.sessions.distil import Distil
+from hindsight.sessions.working import Sessions
 from hindsight.store import (
     AuditEntry,
     Filter,
@@ -72,7 +71,9 @@ from hindsight.store import (
     open_working,
 )
 from hindsight.store.replicas import replica_reads
-from hindsight.transfer import memory_to_dict
+from hindsight.write.door import Checkpoint, Door, Once, Operation, WriteContext, checkpoints
+from hindsight.write.ingest import Ingest, input_hash
+from hindsight.write.transfer import memory_to_dict
 
 MAX_K: Final = 1_000
 _log = logging.getLogger("hindsight.engine")
@@ -348,9 +349,9 @@ class Hindsight(Conversations, JobQueueOps):
         weeks the memory went unused (:mod:`hindsight.lifecycle`), as each result's
         explanation shows it. Archived, expired and retired memories are never returned.
         The same recall again, of owners unchanged since, may be answered from the recall
-        cache (:mod:`hindsight.recall_cache`), audited and counted all the same. With
+        cache (:mod:`hindsight.recall.cache`), audited and counted all the same. With
         ``expand`` (by default ``settings.llm_expand``) and an LLM configured, the model
-        splits the query into sub-queries searched beside it (:mod:`hindsight.expand`).
+        splits the query into sub-queries searched beside it (:mod:`hindsight.recall.expand`).
         """
         weights = self._owner_weights(owners)
         query = self._ingest.reader.text(query, "query")
@@ -578,7 +579,7 @@ class Hindsight(Conversations, JobQueueOps):
         """Say whether a memory was of use: useful raises its confidence toward its trust
         (and that of the caller's key) with diminishing steps and marks it used; not
         useful lowers it (``settings.feedback_step`` of the way, see
-        :mod:`hindsight.feedback`). A memory the guard holds, or a reviewer rejected,
+        :mod:`hindsight.lifecycle.feedback`). A memory the guard holds, or a reviewer rejected,
         takes none (:class:`ConflictError`). Returns the memory as changed."""
         if not isinstance(useful, bool):
             raise ValidationError("useful must be true or false")
@@ -723,7 +724,7 @@ class Hindsight(Conversations, JobQueueOps):
             self.store.owners(), now=when, principal=self.principal, door=self._door
         )
 
-    # -- the review queue and the audit log (hindsight.review, hindsight.guard) -------------
+    # -- the review queue and the audit log (hindsight.guard.review, hindsight.guard) -------------
     def review_queue(
         self, owner: str | None = None, *, limit: int = 50, offset: int = 0
     ) -> list[ReviewItem]:

@@ -4,7 +4,7 @@ From dated statements ("the mechanic on Friday", "I owe Marek a reply", "choir e
 other Thursday", "the lease ends on the 30th") :func:`foresee` keeps prospective items:
 events with a date, commitments with or without one, routines and open goals. Dates
 resolve against the time each statement was said, in the users' time zone
-(:func:`hindsight.timewords.ahead`).
+(:func:`hindsight.text.timewords.ahead`).
 
 Why computed, not stored: the items are read from the owner's verbatim turns at call
 time, in the order they were said. A later turn that moves an item ("pushed to next
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Final, Literal
 
-from hindsight import timewords
 from hindsight.models import Kind, Memory, Source
-from hindsight.timewords import Ahead, Recurrence
+from hindsight.text import timewords
+from hindsight.text.timewords import Ahead, Recurrence
 
 ItemKind = Literal["event", "commitment", "routine", "goal"]
 

@@ -52,7 +52,7 @@ from hindsight.access import (
 from hindsight.engine import MAX_K, UNSET, Hindsight
 from hindsight.errors import AuthenticationError, HindsightError, MissingExtraError
 from hindsight.errors import ValidationError as InputError
-from hindsight.history import Version
+from hindsight.lifecycle.history import Version
 from hindsight.models import HELD, ForgetReceipt, RecallResult, RetainResult
 from hindsight.store import WorkingTurn
 

@@ -19,8 +19,9 @@ from typing import Any
 
 from hindsight import validate
 from hindsight.foresight import Item
-from hindsight.history import History, HistoryEvent, Version
+from hindsight.guard.review import ReviewItem
 from hindsight.jobs.kinds import JobQueue
+from hindsight.lifecycle.history import History, HistoryEvent, Version
 from hindsight.models import (
     ChannelHit,
     Explanation,
@@ -31,9 +32,8 @@ from hindsight.models import (
     Status,
     Turn,
 )
-from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry, QueuedJob, StoreStats, UsageRow, WorkingTurn
-from hindsight.transfer import memory_from_dict, memory_to_dict
+from hindsight.write.transfer import memory_from_dict, memory_to_dict
 
 JSON = dict[str, Any]
 

@@ -25,7 +25,8 @@ from pydantic_core import PydanticCustomError
 from hindsight import validate, views
 from hindsight.engine import MAX_K
 from hindsight.foresight import Item
-from hindsight.history import History
+from hindsight.guard.review import ReviewItem
+from hindsight.lifecycle.history import History
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -35,7 +36,6 @@ from hindsight.models import (
     Source,
     Status,
 )
-from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry, StoreStats, WorkingTurn
 
 Role = Literal["user", "assistant", "tool", "system"]

@@ -13,7 +13,8 @@ from typing import Any, BinaryIO
 
 import click
 
-from hindsight import demo, foresight, validate, views
+from hindsight import foresight, validate, views
+from hindsight.cli import demo
 from hindsight.cli.base import (
     HELD_NOTE,
     KINDS,

@@ -16,8 +16,8 @@ from hindsight.cli.base import (
     short,
 )
 from hindsight.cli.commands import cli
+from hindsight.guard.review import ReviewItem
 from hindsight.models import Assessment, ForgetReceipt, Memory
-from hindsight.review import ReviewItem
 from hindsight.store import AuditEntry
 
 

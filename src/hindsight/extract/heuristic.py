@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from hindsight.extract.base import PROMPT_BLOCK, Extracted
 from hindsight.models import Kind, Tag, Turn
-from hindsight.timewords import pinned
+from hindsight.text.timewords import pinned
 
 _I = re.IGNORECASE
 _USER_ROLES = frozenset({"user", "human"})

@@ -40,20 +40,20 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Final
 
-from hindsight.door import Checkpoint, Door, Operation, WriteContext, checkpoints
 from hindsight.extract.base import PROMPT_BLOCK
 from hindsight.llm import Leniency, Message
 from hindsight.models import HELD, VERDICTS, Assessment, Kind, Memory, Review, Source, Status
 from hindsight.registry import Options, no_options
 from hindsight.store import Filter, QueuedJob
-from hindsight.write import Plan, embedding_text
+from hindsight.write.decide import Plan, embedding_text
+from hindsight.write.door import Checkpoint, Door, Operation, WriteContext, checkpoints
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
-    from hindsight.door import StoreKnown
     from hindsight.embed import Embeddings
     from hindsight.llm.meter import Meter
     from hindsight.store import Store
+    from hindsight.write.door import StoreKnown
 
 #: The job's operation, and the meter's (``llm_models["assess"]`` may name its model).
 OPERATION: Final = "assess"

@@ -1,6 +1,6 @@
 """The guard at write time: trust, secrets, the safety scan and conflicts, on every write.
 
-:class:`Guard` is a write checkpoint (:mod:`hindsight.door`): it sees each write's plan
+:class:`Guard` is a write checkpoint (:mod:`hindsight.write.door`): it sees each write's plan
 under the owners' lock, after the planner and before anything is stored, and
 
 1. gives each new memory its trust: the least of its source's (``Settings.trust``),
@@ -28,17 +28,17 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from hindsight.config import Settings
-from hindsight.door import Checkpoint, Operation, WriteContext, checkpoints
 from hindsight.guard.conflict import Contradiction, contradiction
 from hindsight.guard.scan import ATTACKS, Flag, redact, scan
 from hindsight.guard.slots import disputes, memo, readings, restates
 from hindsight.models import HELD, Kind, Memory, Review, Source, Status
 from hindsight.registry import Options, no_options
 from hindsight.store import Filter
-from hindsight.write import Plan, Vector
+from hindsight.write.decide import Plan, Vector
+from hindsight.write.door import Checkpoint, Operation, WriteContext, checkpoints
 
 if TYPE_CHECKING:
-    from hindsight.door import StoreKnown
+    from hindsight.write.door import StoreKnown
 
 DEFAULT_TRUST: Final[Mapping[Source, float]] = {
     Source.USER: 1.0,

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from hindsight.door import WriteContext
 from hindsight.extract import llm as llm_extract
 from hindsight.reflect import llm as distil_prompts
 from hindsight.store import QueuedJob
+from hindsight.write.door import WriteContext
 
 EXTRACT: Final = "extract"
 SUMMARIZE: Final = "summarize"

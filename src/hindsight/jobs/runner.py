@@ -1,7 +1,7 @@
 """Background work kept in the database: what an LLM does, off the write path.
 
 Five kinds of job: ``embed`` (the vectors of memories written while the embedding
-endpoint was down, queued by that write: :mod:`hindsight.door`; no LLM needed),
+endpoint was down, queued by that write: :mod:`hindsight.write.door`; no LLM needed),
 ``extract`` (memories from retained turns), ``summarize`` (the
 model's summary of a session, queued by ``summarize``), ``reflect`` (lessons and
 topic digests, queued by ``reflect``; :mod:`hindsight.reflect.llm`) and ``assess`` (the
@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from hindsight import validate
 from hindsight.access import Principal
-from hindsight.door import EMBED, Operation, WriteContext
 from hindsight.errors import (
     EmbeddingUnavailableError,
     HindsightError,
@@ -69,15 +68,16 @@ from hindsight.jobs.kinds import EXTRACT, READ_ROLES, REFLECT, SUMMARIZE, JobQue
 from hindsight.models import Kind, Memory, Turn
 from hindsight.reflect import llm as distil_prompts
 from hindsight.store import JOB_STATES, Filter, QueuedJob
-from hindsight.write import embedding_text
+from hindsight.write.decide import embedding_text
+from hindsight.write.door import EMBED, Operation, WriteContext
 
 if TYPE_CHECKING:
     from hindsight.config import Settings
-    from hindsight.distil import Distil
     from hindsight.embed import Embeddings
-    from hindsight.ingest import Ingest
     from hindsight.llm.meter import Meter
+    from hindsight.sessions.distil import Distil
     from hindsight.store import Store
+    from hindsight.write.ingest import Ingest
 
 _log = logging.getLogger("hindsight.jobs")
 MAX_LISTED: Final = 1_000  # jobs listed at once

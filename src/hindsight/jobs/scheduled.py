@@ -25,7 +25,7 @@ from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.errors import HindsightError, ValidationError
 from hindsight.store import Store, open_store
-from hindsight.write import embedding_text
+from hindsight.write.decide import embedding_text
 
 if TYPE_CHECKING:
     from hindsight.engine import Hindsight

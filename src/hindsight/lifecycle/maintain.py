@@ -5,7 +5,7 @@ their ``expires_at`` are forgotten, then those past the owner's retention, each 
 with a receipt and an audit entry as an explicit forget makes (:func:`erase`); then
 active, unpinned, current memories whose decayed confidence is under ``archive_below``
 and that went unused for ``archive_after`` are archived, through the write door as
-every change to a memory is (:meth:`~hindsight.door.Door.commit_held`: its checkpoints
+every change to a memory is (:meth:`~hindsight.write.door.Door.commit_held`: its checkpoints
 see it, and it is audited). A pass
 that stops part way leaves each owner done or untouched, and running it again at the
 same time does nothing: what it forgot is gone and what it archived is no longer active.
@@ -21,13 +21,13 @@ from datetime import datetime, timedelta
 
 from hindsight.access import Principal
 from hindsight.config import Settings
-from hindsight.door import Door, Operation, StoreKnown, WriteContext
 from hindsight.lifecycle.decay import Decay
 from hindsight.lifecycle.forgetting import erase
 from hindsight.lifecycle.retention import Retention, is_expired, is_retired
 from hindsight.models import HELD, ForgetReceipt, Kind, Memory, Status
 from hindsight.store import Filter, Store
-from hindsight.write import Plan
+from hindsight.write.decide import Plan
+from hindsight.write.door import Door, Operation, StoreKnown, WriteContext
 
 
 @dataclass(slots=True)

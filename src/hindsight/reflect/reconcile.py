@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from hindsight.models import Memory, Provenance, Source, new_id
 from hindsight.reflect.drafts import Draft
-from hindsight.write import supersede
+from hindsight.write.decide import supersede
 
 GENERATOR: Final = "heuristic"
 Vector = npt.NDArray[np.float32]

@@ -379,7 +379,7 @@ class Store(abc.ABC):
         """For each owner, a number that grows with every committed change to its
         memories, made by any process (a write, an update, a forget, a re-embedding: each
         in the same transaction as the change), and never returns to a value it had: what
-        a cache of reads keys on (:mod:`hindsight.recall_cache`). Recorded access does
+        a cache of reads keys on (:mod:`hindsight.recall.cache`). Recorded access does
         not change it."""
 
     @abc.abstractmethod

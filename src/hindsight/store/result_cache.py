@@ -1,6 +1,6 @@
 """The in-process result cache: least recently used entries go first, each expires.
 
-Used for recall results when no Redis is configured (``hindsight.recall_cache``); what a
+Used for recall results when no Redis is configured (``hindsight.recall.cache``); what a
 value is and when it is stale is the caller's business, this only keeps it.
 """
 

@@ -57,7 +57,7 @@ from hindsight.store.rows import (
     memory_of,
     row_of,
 )
-from hindsight.timewords import date_words, referred_dates
+from hindsight.text.timewords import date_words, referred_dates
 
 if TYPE_CHECKING:
     from hindsight.store.vectors import Hits, VectorBackend

@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from hindsight.door import StoreKnown, WriteContext
 from hindsight.errors import NotFoundError
 from hindsight.extract import EXTRACTABLE_KINDS
-from hindsight.ingest import Ingest
 from hindsight.jobs.kinds import REFLECT, SUMMARIZE, distil_job
 from hindsight.models import Kind, Memory
 from hindsight.reflect import GENERATED_KINDS, Draft, reflect_on, summarize_session
 from hindsight.reflect.llm import MAX_POOL
 from hindsight.store import Filter, Store
+from hindsight.write.door import StoreKnown, WriteContext
+from hindsight.write.ingest import Ingest
 
 
 class Distil:

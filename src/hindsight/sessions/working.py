@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 
 from hindsight.access import Principal
 from hindsight.config import Settings
-from hindsight.door import Once, Operation, WriteContext
 from hindsight.extract import triggers
-from hindsight.ingest import Ingest
 from hindsight.models import RetainResult, Turn, estimate_tokens
 from hindsight.store import WorkingMemory, WorkingTurn
-from hindsight.write import Plan
+from hindsight.write.decide import Plan
+from hindsight.write.door import Once, Operation, WriteContext
+from hindsight.write.ingest import Ingest
 
 
 class Sessions:

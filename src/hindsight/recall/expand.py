@@ -4,7 +4,7 @@ With ``recall(..., expand=True)`` (or ``llm_expand``) and an LLM configured, the
 is asked for up to :data:`MAX_QUERIES` short search queries, one per thing the answer
 needs (a multi-hop question's hops), and the names of the people, places and things
 to look for. Each is searched beside the question itself and fused with it
-(:meth:`hindsight.search.Search.recall`). A recall never waits on the model for more
+(:meth:`hindsight.recall.search.Search.recall`). A recall never waits on the model for more
 than ``llm_expand_timeout_seconds``, and never fails because of it: on a timeout, an
 error or an invalid answer it searches the question alone. Answers are kept per
 question in the process (:data:`CACHE_SIZE`), so asking again costs no call.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from hindsight.config import Settings
     from hindsight.llm.meter import Meter
 
-_log = logging.getLogger("hindsight.expand")
+_log = logging.getLogger("hindsight.recall.expand")
 MAX_QUERIES: Final = 4
 CACHE_SIZE: Final = 1_024
 SCHEMA: Final[dict[str, Any]] = {

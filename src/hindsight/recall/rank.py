@@ -35,7 +35,7 @@ from hindsight.models import (
     Source,
     estimate_tokens,
 )
-from hindsight.timewords import Period
+from hindsight.text.timewords import Period
 
 # The search channels and their weights in fusion. Recency and use are not
 # channels: as channels they promoted recent but irrelevant memories (LoCoMo and

@@ -45,11 +45,11 @@ from hindsight import views
 from hindsight.access import Principal
 from hindsight.errors import StoreError, ValidationError
 from hindsight.models import RecallResult
-from hindsight.search import Search
+from hindsight.recall.search import Search
 from hindsight.store import Filter, ResultCache, Store
-from hindsight.timewords import asked_period
+from hindsight.text.timewords import asked_period
 
-_log = logging.getLogger("hindsight.recall_cache")
+_log = logging.getLogger("hindsight.recall.cache")
 _FORMAT: Final = 2  # of a key's parts and an entry's JSON: a new one misses the old
 # The settings that change what a recall of the same memories returns.
 _SHAPING: Final = frozenset(
@@ -86,7 +86,7 @@ _MOVING: Final = ("live_at", "learnt_since")
 
 
 class RecallCache:
-    """Recall through :class:`~hindsight.search.Search`, answered from ``cache`` when
+    """Recall through :class:`~hindsight.recall.search.Search`, answered from ``cache`` when
     the same caller asked the same of the same owners' memories (None: never)."""
 
     def __init__(self, store: Store, search: Search, cache: ResultCache | None) -> None:

@@ -3,7 +3,7 @@
 :class:`Ingest` checks what a caller hands in (turns, one memory of a given kind,
 an update, exported records), builds the memories (verbatim episodes and what the
 extractor finds in them), embeds them outside any lock, and commits each write
-through :class:`~hindsight.door.Door` with a planner that reads the store under it.
+through :class:`~hindsight.write.door.Door` with a planner that reads the store under it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any, Final
 
 from hindsight import validate, views
 from hindsight.config import Settings
-from hindsight.door import Door, Once, StoreKnown, WriteContext
 from hindsight.embed import Embeddings
 from hindsight.errors import (
     EmbeddingUnavailableError,
@@ -41,10 +40,11 @@ from hindsight.models import (
 )
 from hindsight.reflect import Changes, Draft, reconcile
 from hindsight.store import QueuedJob
-from hindsight.transfer import memory_from_dict
-from hindsight.write import Candidate, Plan, Vector, embedding_text, plan
+from hindsight.write.decide import Candidate, Plan, Vector, embedding_text, plan
+from hindsight.write.door import Door, Once, StoreKnown, WriteContext
+from hindsight.write.transfer import memory_from_dict
 
-_log = logging.getLogger("hindsight.ingest")
+_log = logging.getLogger("hindsight.write.ingest")
 
 SOURCE_OF_ROLE: Final = {
     "user": Source.USER,

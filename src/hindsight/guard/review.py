@@ -29,11 +29,11 @@ from datetime import datetime
 from typing import Final
 
 from hindsight.access import Principal
-from hindsight.door import Door, StoreKnown, WriteContext
 from hindsight.errors import ConflictError, NotFoundError, PermissionDeniedError, ValidationError
 from hindsight.models import HELD, Memory, Review, Status
 from hindsight.store import Filter, Store
-from hindsight.write import Plan, supersede
+from hindsight.write.decide import Plan, supersede
+from hindsight.write.door import Door, StoreKnown, WriteContext
 
 DECIDED_BY_REVIEW: Final = (*HELD, Status.REJECTED)
 """Statuses that only a reviewer's decision changes: such a memory takes no edit."""

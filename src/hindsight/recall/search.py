@@ -2,7 +2,7 @@
 
 :class:`Search` asks the store's channels (dense vectors, BM25), fuses their
 ranks, reads the best candidates whole, lifts the replies to questions among them,
-scores them with :mod:`hindsight.recall` (pure scoring), lets the configured reranker
+scores them with :mod:`hindsight.recall.rank` (pure scoring), lets the configured reranker
 reorder the best (:mod:`hindsight.rerank.step`) and packs them. Recalls are
 counted in memory and written in batches, off the hot path.
 """
@@ -25,8 +25,7 @@ from hindsight.errors import EmbeddingUnavailableError, StoreError, VectorsUnava
 from hindsight.guard import Policy, screen
 from hindsight.lifecycle.decay import Decay
 from hindsight.models import ChannelHit, Kind, Memory, RecallResult, Source
-from hindsight.names import may_name, resolve
-from hindsight.recall import (
+from hindsight.recall.rank import (
     RUN_REACH,
     Rerank,
     current_first,
@@ -43,13 +42,14 @@ from hindsight.recall import (
 from hindsight.rerank import Reranker, RerankStep
 from hindsight.store import Filter, Store
 from hindsight.store.keyword import query_terms, text_terms
-from hindsight.timewords import asked_period
+from hindsight.text.names import may_name, resolve
+from hindsight.text.timewords import asked_period
 
 # Recall reads whole only this many of the best fused candidates (at least 5 k).
 HYDRATE_DEPTH: Final = 50
 _FLUSH_HITS: Final = 256  # recalls counted before they are written
 _FLUSH_SECONDS: Final = 5.0
-_log = logging.getLogger("hindsight.search")
+_log = logging.getLogger("hindsight.recall.search")
 _T = TypeVar("_T")
 
 
@@ -122,7 +122,7 @@ class Search:
         extra: Sequence[str] = (),
     ) -> list[RecallResult]:
         """The best ``k`` for ``query``; each of ``extra`` (sub-queries an LLM split it
-        into: :mod:`hindsight.expand`) is searched as two more channels, ``dense:i`` and
+        into: :mod:`hindsight.recall.expand`) is searched as two more channels, ``dense:i`` and
         ``bm25:i``, fused with the query's own."""
         n = max(self.settings.candidates, k * 2)
         if may_name(query):  # "Mohammed" asked about is the "Muhhamed" who speaks in the turns

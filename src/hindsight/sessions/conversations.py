@@ -9,16 +9,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hindsight import validate
-from hindsight.door import Operation, WriteContext
 from hindsight.errors import ValidationError
 from hindsight.models import Memory, RetainResult
 from hindsight.store import WorkingTurn
+from hindsight.write.door import Operation, WriteContext
 
 if TYPE_CHECKING:
     from hindsight.access import Principal
-    from hindsight.distil import Distil
-    from hindsight.ingest import Ingest
-    from hindsight.sessions import Sessions
+    from hindsight.sessions.distil import Distil
+    from hindsight.sessions.working import Sessions
+    from hindsight.write.ingest import Ingest
 
 
 class _Engine(Protocol):

@@ -6,7 +6,7 @@ reflections, and the maintenance pass's archive (:meth:`Door.commit_held`). Unde
 store's lock on the owners written (:meth:`~hindsight.store.Store.exclusive`: no other
 writer, thread or process, plans for them meanwhile), the door
 
-1. runs the planner against what the store holds (a :class:`~hindsight.write.Known`),
+1. runs the planner against what the store holds (a :class:`~hindsight.write.decide.Known`),
 2. records the writer's name in each new memory's provenance, embeds each stored memory
    whose words the plan changed (an edit, an LLM job's rewrite, a restore: judged as a
    new write of them), and shows the plan to each :class:`Checkpoint` in turn, with
@@ -48,9 +48,9 @@ from hindsight.errors import (
 from hindsight.models import HELD, Kind, Memory
 from hindsight.registry import Registry
 from hindsight.store import AuditEntry, Filter, QueuedJob, Request, Store
-from hindsight.write import Plan, Vector, embedding_text
+from hindsight.write.decide import Plan, Vector, embedding_text
 
-_log = logging.getLogger("hindsight.door")
+_log = logging.getLogger("hindsight.write.door")
 
 
 class Operation(enum.StrEnum):
@@ -135,7 +135,7 @@ def _owners(context: WriteContext) -> str:
 
 
 class StoreKnown:
-    """What the planner may read (:class:`~hindsight.write.Known`), from the store."""
+    """What the planner may read (:class:`~hindsight.write.decide.Known`), from the store."""
 
     def __init__(self, store: Store, embedder: Embeddings) -> None:
         self.store = store

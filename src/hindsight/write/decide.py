@@ -5,7 +5,7 @@ merge it into an existing memory, or supersede one.
 already embedded) into one :class:`Plan` of inserts and updates. It reads only
 what it is given through :class:`Known` (the store, under the write door's lock,
 or any other holder of memories), so it is tested without a store; the door
-(:mod:`hindsight.door`) applies the plan in a single transaction, so a failed
+(:mod:`hindsight.write.door`) applies the plan in a single transaction, so a failed
 retain changes nothing.
 """
 

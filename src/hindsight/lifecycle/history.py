@@ -1,6 +1,6 @@
 """A memory's history: the chain of its versions, and who changed what and when.
 
-A value that changes is superseded, never overwritten (:func:`hindsight.write.supersede`):
+A value that changes is superseded, never overwritten (:func:`hindsight.write.decide.supersede`):
 the old row keeps its content and gets ``valid_to`` and ``superseded_by``. The versions
 of one memory are those linked to it by ``superseded_by``, walking back (what it
 superseded) and forward (what superseded it), oldest first.

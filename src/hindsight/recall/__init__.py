@@ -1,0 +1,1 @@
+"""The read path: a recall request, its channels, fusion and ranking, the recall cache."""

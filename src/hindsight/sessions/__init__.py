@@ -1,0 +1,1 @@
+"""Sessions: working memory, a conversation's turns, and what is distilled from them."""

@@ -1,0 +1,1 @@
+"""Reading text: time words and the names in it."""
