@@ -64,6 +64,7 @@ def test_public_surface_is_pinned() -> None:
             "Principal",
             "PluginError",
             "Provenance",
+            "RecallRequest",
             "RecallResult",
             "RetainResult",
             "Settings",

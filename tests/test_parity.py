@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 import anyio
 import click
@@ -281,14 +281,25 @@ MCP_PARAMETERS: dict[tuple[str, str], str] = {
 }
 
 
+def library_parameters(method: Callable[..., Any]) -> list[str]:
+    """A library method's parameters without ``self``, its typed ``**options`` (a
+    recall's) read as the options they stand for."""
+    names = []
+    for p in list(inspect.signature(method).parameters.values())[1:]:
+        if p.kind is p.VAR_KEYWORD:
+            (options,) = get_args(get_type_hints(method)[p.name])
+            names += list(get_type_hints(options))
+        else:
+            names.append(p.name)
+    return names
+
+
 def test_mcp_tools_take_the_librarys_parameters_or_say_why_not(hs: Hindsight) -> None:
     tools = {t.name: t for t in anyio.run(create_server(hs).list_tools)}
     problems = []
     for method, tool in MCP.items():
         given = set(tools[tool].input_schema["properties"])
-        for name in inspect.signature(getattr(Hindsight, method)).parameters:
-            if name == "self":
-                continue
+        for name in library_parameters(getattr(Hindsight, method)):
             said = MCP_PARAMETERS.get((tool, name))
             own = said[1:] if said and said.startswith("=") else name
             if own in given:

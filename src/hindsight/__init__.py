@@ -44,6 +44,7 @@ from hindsight.models import (
     Tag,
     Turn,
 )
+from hindsight.recall.request import RecallRequest
 
 if TYPE_CHECKING:
     from hindsight.client import AsyncClient, Client
@@ -74,6 +75,7 @@ __all__ = [
     "PluginError",
     "Principal",
     "Provenance",
+    "RecallRequest",
     "RecallResult",
     "RetainResult",
     "Settings",

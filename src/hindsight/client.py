@@ -34,7 +34,7 @@ from collections.abc import (
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Concatenate, Final, Generic, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Final, Generic, ParamSpec, TypeVar, Unpack
 from urllib.parse import quote
 
 from hindsight import errors, validate, views
@@ -54,6 +54,7 @@ from hindsight.models import (
     Status,
     Turn,
 )
+from hindsight.recall.request import Owners, RecallOptions, RecallRequest, request_of
 from hindsight.store import AuditEntry, StoreStats, UsageRow, WorkingTurn
 
 if TYPE_CHECKING:
@@ -216,34 +217,14 @@ class _Ops:
 
     @staticmethod
     def recall(
-        owners: str | Sequence[str] | Mapping[str, float],
-        query: str,
-        *,
-        k: int = 10,
-        kinds: Sequence[Kind | str] | None = None,
-        since: datetime | str | None = None,
-        until: datetime | str | None = None,
-        min_confidence: float | None = None,
-        token_budget: int | None = None,
-        include_history: bool = False,
-        timezone: str | None = None,
-        expand: bool | None = None,
+        owners: Owners | RecallRequest,
+        query: str | None = None,
+        **options: Unpack[RecallOptions],
     ) -> _Call[list[RecallResult]]:
-        """The memories that best answer ``query``, each with why it came back."""
-        body = {
-            "owners": owners if isinstance(owners, str | Mapping) else list(owners),
-            "query": query,
-            "k": k,
-            "kinds": None if kinds is None else [_value(x) for x in kinds],
-            "since": since,
-            "until": until,
-            "min_confidence": min_confidence,
-            "token_budget": token_budget,
-            "include_history": include_history,
-            "timezone": timezone,
-            "expand": expand,
-        }
-        return _Call("POST", "/v1/recall", _recalled, body=body)
+        """The memories that best answer ``query``, each with why it came back; or those
+        of one :class:`~hindsight.recall.request.RecallRequest` given alone."""
+        request = request_of(owners, query, options)
+        return _Call("POST", "/v1/recall", _recalled, body=request.to_json())
 
     @staticmethod
     def get(memory_id: str) -> _Call[Memory]:

@@ -13,6 +13,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+#: The most results (or listed items) one call returns.
+MAX_K: Final = 1_000
+
+
+class _Unset:
+    """Marks an argument that was not given, where None is a meaningful value."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = _Unset()
+
 
 class Kind(enum.StrEnum):
     """What a long-term memory is."""

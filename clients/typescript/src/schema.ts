@@ -362,16 +362,21 @@ export interface RecallHit {
   explanation: ExplanationOut;
 }
 
+/** A recall: whose memories (owners), what (query), and how. */
 export interface RecallIn {
   /** One owner, a list, or weights such as {"user:alice": 1, "shared:team": 0.5}. */
   owners: string | string[] | { [key: string]: number };
+  /** What to find: a question, or a topic. */
   query: string;
+  /** How many results at most. */
   k?: number;
+  /** Only memories of these kinds. */
   kinds?: Array<"preference" | "fact" | "experience" | "tool_result" | "episode" | "summary" | "reflection"> | null;
-  /** An ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z. */
+  /** Only memories observed at or after this time: an ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z. */
   since?: string | null;
-  /** An ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z. */
+  /** Only memories observed before this time (ISO 8601, as since). */
   until?: string | null;
+  /** Only memories at least this confident (as decayed). */
   min_confidence?: number | null;
   /** Fit the results' contents in this many tokens. */
   token_budget?: number | null;
@@ -379,7 +384,7 @@ export interface RecallIn {
   include_history?: boolean;
   /** The asker's time zone, for the days that 'yesterday' or 'on 8 May' in the query mean: an IANA name such as 'America/New_York', or an offset such as '-05:00'; by default the server's setting (UTC unless set). */
   timezone?: string | null;
-  /** Let the LLM split the query into sub-queries searched beside it (with an LLM configured; by default the server's llm_expand setting). */
+  /** Let the LLM split the query into sub-queries searched beside it (with an LLM configured; by default the llm_expand setting). */
   expand?: boolean | null;
 }
 

@@ -47,6 +47,7 @@ from hindsight.api.schemas import (
 from hindsight.engine import MAX_K
 from hindsight.errors import ValidationError
 from hindsight.models import Status
+from hindsight.recall.request import RecallRequest
 
 EXPORT_BATCH: Final = 200  # records fetched per worker-thread hop while streaming
 MAX_OFFSET: Final = 2**62  # beyond what the store's integers hold
@@ -81,21 +82,7 @@ async def recall(ctx: Context, body: RecallIn) -> RecallOut:
 
     Searching several owners needs read access to each of them.
     """
-    owners = body.owners
-    results = await ctx.call(
-        ctx.hs.recall,
-        owners,
-        body.query,
-        k=body.k,
-        kinds=body.kinds,
-        since=body.since,
-        until=body.until,
-        min_confidence=body.min_confidence,
-        token_budget=body.token_budget,
-        include_history=body.include_history,
-        timezone=body.timezone,
-        expand=body.expand,
-    )
+    results = await ctx.call(ctx.hs.recall, RecallRequest(**body.model_dump()))
     return RecallOut(results=[RecallHit.of(r) for r in results])
 
 

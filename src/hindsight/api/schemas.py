@@ -13,17 +13,17 @@ parameter takes digits (``?limit=5``) and a boolean ``true`` or ``false``, nothi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_type_hints
 
 from fastapi import Path, Query
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 from pydantic_core import PydanticCustomError
 
 from hindsight import validate, views
-from hindsight.engine import MAX_K
 from hindsight.foresight import Item
 from hindsight.guard.review import ReviewItem
 from hindsight.lifecycle.history import History
@@ -36,6 +36,8 @@ from hindsight.models import (
     Source,
     Status,
 )
+from hindsight.recall import request
+from hindsight.recall.request import RecallRequest
 from hindsight.store import AuditEntry, StoreStats, WorkingTurn
 
 Role = Literal["user", "assistant", "tool", "system"]
@@ -242,33 +244,40 @@ class RetainOut(BaseModel):
         return cls.model_validate(views.retained(r))
 
 
-class RecallIn(_In):
-    owners: str | list[str] | dict[str, float] = Field(
-        description='One owner, a list, or weights such as {"user:alice": 1, "shared:team": 0.5}.'
-    )
-    query: str
-    k: int = Field(default=10, json_schema_extra={"minimum": 1, "maximum": MAX_K})
-    kinds: list[Annotated[str, Field(json_schema_extra=KIND_RULE)]] | None = None
-    since: str | None = Field(default=None, description=TIME_HELP)
-    until: str | None = Field(default=None, description=TIME_HELP)
-    min_confidence: float | None = Field(
-        default=None, json_schema_extra={"minimum": 0, "maximum": 1}
-    )
-    token_budget: int | None = Field(
-        default=None, description="Fit the results' contents in this many tokens."
-    )
-    include_history: bool = Field(default=False, description="Include superseded memories.")
-    timezone: str | None = Field(
-        default=None,
-        description="The asker's time zone, for the days that 'yesterday' or 'on 8 May' in the "
-        "query mean: an IANA name such as 'America/New_York', or an offset such as '-05:00'; "
-        "by default the server's setting (UTC unless set).",
-    )
-    expand: bool | None = Field(
-        default=None,
-        description="Let the LLM split the query into sub-queries searched beside it (with "
-        "an LLM configured; by default the server's llm_expand setting).",
-    )
+#: JSON's types for the fields of a recall request where the library takes more (times
+#: as datetimes, kinds as enum members, owners as any sequence or mapping).
+_RECALL_WIRE: Final[dict[str, Any]] = {
+    "owners": str | list[str] | dict[str, float],
+    "kinds": list[Annotated[str, Field(json_schema_extra=KIND_RULE)]] | None,
+    "since": str | None,
+    "until": str | None,
+}
+
+
+def _recall_in() -> type[_In]:
+    """The body of POST /v1/recall: the fields of :class:`RecallRequest`, their
+    defaults, help and bounds, in JSON's types."""
+    hints = get_type_hints(RecallRequest)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(RecallRequest):
+        default = ... if f.default is dataclasses.MISSING else f.default
+        bounds = request.bounds_of(f.name)
+        fields[f.name] = (
+            _RECALL_WIRE.get(f.name, hints[f.name]),
+            Field(
+                default,
+                description=request.help_of(f.name),
+                json_schema_extra=bounds or None,  # type: ignore[arg-type]
+            ),
+        )
+    doc = "A recall: whose memories (owners), what (query), and how."
+    return create_model("RecallIn", __base__=_In, __doc__=doc, **fields)
+
+
+if TYPE_CHECKING:
+    RecallIn = _In
+else:
+    RecallIn = _recall_in()
 
 
 class ChannelHitOut(BaseModel):

@@ -37,7 +37,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from typing import Any, Final
 
@@ -45,6 +44,7 @@ from hindsight import views
 from hindsight.access import Principal
 from hindsight.errors import StoreError, ValidationError
 from hindsight.models import RecallResult
+from hindsight.recall.request import RecallPlan
 from hindsight.recall.search import Search
 from hindsight.store import Filter, ResultCache, Store
 from hindsight.text.timewords import asked_period
@@ -100,45 +100,20 @@ class RecallCache:
         if self.cache is not None:
             self.cache.close()
 
-    def recall(
-        self,
-        principal: Principal,
-        flt: Filter,
-        query: str,
-        *,
-        k: int,
-        weights: dict[str, float],
-        zone: tzinfo,
-        token_budget: int | None,
-        now: datetime,
-        extra: Sequence[str] = (),
-    ) -> list[RecallResult]:
+    def recall(self, principal: Principal, plan: RecallPlan, now: datetime) -> list[RecallResult]:
         """What :meth:`Search.recall` answers at ``now`` (the engine's clock), from the
         cache when it holds it."""
         if self.cache is None:
-            return self.search.recall(
-                flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget, extra=extra
-            )
+            return self.search.recall(plan)
         # The key first: a write committed after this read makes a generation this
         # entry does not name, whether the search below saw the write or not.
-        key = self.key(
-            principal,
-            flt,
-            query,
-            k=k,
-            weights=weights,
-            zone=zone,
-            token_budget=token_budget,
-            now=now,
-            extra=extra,
-        )
+        key = self.key(principal, plan, now)
         hit = self._get(key, now)
         if hit is not None:
             self.search.note_access((r.memory.id for r in hit), now)
             return hit
-        results = self.search.recall(
-            flt, query, k=k, weights=weights, zone=zone, token_budget=token_budget, extra=extra
-        )
+        results = self.search.recall(plan)
+        flt = plan.filter
         ttl = int(_lifetime(results, flt, now, self.ttl))
         if ttl < 1 or _fell_back(results) or any(r.explanation.unavailable for r in results):
             # a result expires or retires at once, or a channel was down or the reranker
@@ -153,36 +128,25 @@ class RecallCache:
             _log.warning("recall not cached: %s", exc)
         return results
 
-    def key(
-        self,
-        principal: Principal,
-        flt: Filter,
-        query: str,
-        *,
-        k: int,
-        weights: dict[str, float],
-        zone: tzinfo,
-        token_budget: int | None,
-        now: datetime,
-        extra: Sequence[str] = (),
-    ) -> str:
+    def key(self, principal: Principal, plan: RecallPlan, now: datetime) -> str:
         """The digest of everything an answer depends on (see the module's docstring)."""
+        flt, zone = plan.filter, plan.zone
         fields = {k: v for k, v in dataclasses.asdict(flt).items() if k not in _MOVING}
         parts: dict[str, Any] = {
             "shape": self._shaping(),
             "principal": dataclasses.asdict(principal),
             "generations": sorted(self.store.generations(list(flt.owners)).items()),
-            "weights": sorted(weights.items()),
+            "weights": sorted(plan.weights.items()),
             "filter": fields,  # a field added to it joins the key
             # decay and recency move with the clock: an entry answers within one window of
             # it (a clock set back or jumped, as by a replay, asks for another key)
             "window": int(now.timestamp() // max(self.ttl, 1)),
-            "query": query,
-            "extra": list(extra),  # the sub-queries an LLM split the query into
-            "k": k,
-            "token_budget": token_budget,
+            "query": plan.query,
+            "extra": list(plan.extra),  # the sub-queries an LLM split the query into
+            "k": plan.k,
+            "token_budget": plan.token_budget,
             "zone": str(zone),
-            "period": _period(query, zone, now),
+            "period": _period(plan.query, zone, now),
         }
         return hashlib.sha256(views.dumps(parts).encode("utf-8")).hexdigest()
 

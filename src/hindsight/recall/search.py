@@ -13,9 +13,9 @@ import contextvars
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime
 from functools import partial
 from typing import Final, TypeVar
 
@@ -39,6 +39,7 @@ from hindsight.recall.rank import (
     score,
     successors_first,
 )
+from hindsight.recall.request import RecallPlan
 from hindsight.rerank import Reranker, RerankStep
 from hindsight.store import Filter, Store
 from hindsight.store.keyword import query_terms, text_terms
@@ -110,20 +111,11 @@ class Search:
         self._access_lock = threading.Lock()
         self._access_flushed = time.monotonic()
 
-    def recall(
-        self,
-        flt: Filter,
-        query: str,
-        *,
-        k: int,
-        weights: dict[str, float],
-        zone: tzinfo,
-        token_budget: int | None,
-        extra: Sequence[str] = (),
-    ) -> list[RecallResult]:
-        """The best ``k`` for ``query``; each of ``extra`` (sub-queries an LLM split it
-        into: :mod:`hindsight.recall.expand`) is searched as two more channels, ``dense:i`` and
-        ``bm25:i``, fused with the query's own."""
+    def recall(self, plan: RecallPlan) -> list[RecallResult]:
+        """The best ``plan.k`` for ``plan.query``; each of ``plan.extra`` (sub-queries an
+        LLM split it into: :mod:`hindsight.recall.expand`) is searched as two more
+        channels, ``dense:i`` and ``bm25:i``, fused with the query's own."""
+        flt, query, k = plan.filter, plan.query, plan.k
         n = max(self.settings.candidates, k * 2)
         if may_name(query):  # "Mohammed" asked about is the "Muhhamed" who speaks in the turns
             query = resolve(
@@ -135,7 +127,7 @@ class Search:
             lambda: self.store.vector_search(flt, self.embedder.encode_query(query), n)
         )
         now = self.clock()
-        period = asked_period(query, now, zone)
+        period = asked_period(query, now, plan.zone)
         keyword = self.store.keyword_search(flt, query, n)
 
         def dense_of(text: str) -> list[tuple[str, float]]:
@@ -143,7 +135,7 @@ class Search:
 
         unavailable: list[str] = []
         channels = {"dense": _unless_down(dense.result, unavailable), "bm25": keyword}
-        for i, sub in enumerate(extra, start=1):
+        for i, sub in enumerate(plan.extra, start=1):
             if not unavailable:
                 channels[f"dense:{i}"] = _unless_down(partial(dense_of, sub), unavailable)
             channels[f"bm25:{i}"] = self.store.keyword_search(flt, sub, n)
@@ -163,7 +155,7 @@ class Search:
             found,
             ranked,
             fused,
-            owner_weights=weights,
+            owner_weights=plan.weights,
             now=now,
             rerank=self.rerank.for_query(query),
             period=period,
@@ -185,7 +177,7 @@ class Search:
         scored = self.reranking.apply(scored, query, k=k, owner=flt.owners[0])
         scored = successors_first(scored, successors)
         scored = current_first(scored, query_terms(query), text_terms)
-        results = pack(scored, k=k, token_budget=token_budget)
+        results = pack(scored, k=k, token_budget=plan.token_budget)
         for result in results:
             result.explanation.unavailable = unavailable
         self.note_access([r.memory.id for r in results], now)
