@@ -1,32 +1,26 @@
-"""The REST API's request and response bodies (pydantic), and their conversions from the library.
-
-Request models type the JSON only; the library validates values (owners, session
-ids, kinds, times, limits), so every interface answers bad input with the same
-message. The schema still states those rules (patterns, enums, bounds) for readers
-and generated clients. Times are ISO 8601 strings, as the library accepts them.
-
-Types are strict: a value of the wrong JSON type is refused (422, naming the field),
-never coerced (``"k": "5"``, ``"k": true``, ``"dry_run": "yes"``); a whole number is
-a number, ``1`` where a number is asked. A query string is text by nature: an integer
-parameter takes digits (``?limit=5``) and a boolean ``true`` or ``false``, nothing else.
-"""
+"""The bodies of the long-term memory routes: retain, recall, foresight, list, update,
+forget, import, owners and stats."""
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_type_hints
 
-from fastapi import Path, Query
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, Field, create_model
 
-from hindsight import validate, views
+from hindsight import views
+from hindsight.api.schemas.base import (
+    KIND_RULE,
+    STATUS_RULE,
+    TIME_HELP,
+    In,
+    Role,
+    one_of,
+    owner_field,
+    session_field,
+)
 from hindsight.foresight import Item
-from hindsight.guard.review import ReviewItem
-from hindsight.lifecycle.history import History
 from hindsight.models import (
     ForgetReceipt,
     Kind,
@@ -38,83 +32,7 @@ from hindsight.models import (
 )
 from hindsight.recall import request
 from hindsight.recall.request import RecallRequest
-from hindsight.store import AuditEntry, StoreStats, WorkingTurn
-
-Role = Literal["user", "assistant", "tool", "system"]
-TIME_HELP: Final = "An ISO 8601 date or time, e.g. 2024-05-01 or 2024-05-01T14:30:00Z."
-OWNER_RULE: Final[dict[str, Any]] = {
-    "pattern": f"^{validate.OWNER_RE.pattern}$",
-    "examples": ["user:alice"],
-}
-SESSION_RULE: Final[dict[str, Any]] = {
-    "pattern": f"^{validate.SESSION_RE.pattern}$",
-    "examples": ["s1"],
-}
-OWNER_HELP: Final = "Whose memory, as namespace:name, e.g. user:alice."
-
-
-def one_of(enum: type[StrEnum], *, nullable: bool = False) -> dict[str, Any]:
-    values: list[str | None] = [member.value for member in enum]
-    return {"enum": [*values, None] if nullable else values}
-
-
-def _owner() -> Any:
-    return Field(description=OWNER_HELP, json_schema_extra=OWNER_RULE)
-
-
-def _session(description: str = "The session.") -> Any:
-    return Field(default=None, description=description, json_schema_extra=SESSION_RULE)
-
-
-KIND_RULE: Final = one_of(Kind)
-STATUS_RULE: Final = one_of(Status)
-OwnerQuery = Annotated[str, Query(description=OWNER_HELP, json_schema_extra=OWNER_RULE)]
-SessionPath = Annotated[str, Path(description="The session.", json_schema_extra=SESSION_RULE)]
-
-
-# -- query strings: text parsed strictly (after Query(...) in Annotated, so the schema holds) --
-_DIGITS: Final = re.compile(r"-?[0-9]+")
-
-
-def _whole_number(value: object) -> object:
-    if isinstance(value, str) and not _DIGITS.fullmatch(value):
-        raise PydanticCustomError("int_parsing", "Input should be an integer, in digits")
-    return value
-
-
-def _truth(value: object) -> object:
-    if isinstance(value, str):
-        if value.lower() not in ("true", "false"):
-            raise PydanticCustomError("bool_parsing", "Input should be true or false")
-        return value.lower() == "true"
-    return value
-
-
-WHOLE: Final = BeforeValidator(_whole_number)
-"""An integer query parameter: ``Annotated[int, Query(...), WHOLE]`` (not ``5.0``, ``1_000``)."""
-TRUTH: Final = BeforeValidator(_truth)
-"""A boolean query parameter: ``Annotated[bool, Query(...), TRUTH]`` (not ``yes`` or ``1``)."""
-QueryBool = Annotated[bool, Query(), TRUTH]
-
-
-class _In(BaseModel):
-    """A request body: unknown fields are an error, so a typo is not silently ignored, and
-    types are strict, so a value of the wrong JSON type is refused, not coerced.
-
-    Infinity and NaN (which Python's JSON reader accepts) are refused as numbers.
-    """
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
-
-
-# -- errors -----------------------------------------------------------------------------------
-class ErrorDetail(BaseModel):
-    type: str = Field(description="The error class, e.g. ValidationError or NotFoundError.")
-    message: str = Field(description="What was wrong, naming the argument.")
-
-
-class ErrorBody(BaseModel):
-    error: ErrorDetail
+from hindsight.store import StoreStats
 
 
 # -- memories ---------------------------------------------------------------------------------
@@ -185,7 +103,7 @@ class MemoryOut(BaseModel):
         return cls.model_validate(views.memory(memory), strict=False)
 
 
-class MessageIn(_In):
+class MessageIn(In):
     role: Role = "user"
     content: str
     speaker: str | None = None
@@ -199,8 +117,8 @@ class MessageIn(_In):
     )
 
 
-class RetainIn(_In):
-    owner: str = _owner()
+class RetainIn(In):
+    owner: str = owner_field()
     content: str | None = Field(default=None, description="A message; or give messages.")
     messages: list[MessageIn] | None = Field(default=None, description="A conversation.")
     kind: str | None = Field(
@@ -208,7 +126,7 @@ class RetainIn(_In):
         description="Store content as one memory of this kind, verbatim (no extraction).",
         json_schema_extra=one_of(Kind, nullable=True),
     )
-    session_id: str | None = _session("The session the text belongs to.")
+    session_id: str | None = session_field("The session the text belongs to.")
     source: str = Field(default="user", json_schema_extra=one_of(Source))
     observed_at: str | None = Field(default=None, description=TIME_HELP)
     confidence: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
@@ -254,7 +172,7 @@ _RECALL_WIRE: Final[dict[str, Any]] = {
 }
 
 
-def _recall_in() -> type[_In]:
+def _recall_in() -> type[In]:
     """The body of POST /v1/recall: the fields of :class:`RecallRequest`, their
     defaults, help and bounds, in JSON's types."""
     hints = get_type_hints(RecallRequest)
@@ -271,11 +189,11 @@ def _recall_in() -> type[_In]:
             ),
         )
     doc = "A recall: whose memories (owners), what (query), and how."
-    return create_model("RecallIn", __base__=_In, __doc__=doc, **fields)
+    return create_model("RecallIn", __base__=In, __doc__=doc, **fields)
 
 
 if TYPE_CHECKING:
-    RecallIn = _In
+    RecallIn = In
 else:
     RecallIn = _recall_in()
 
@@ -369,7 +287,7 @@ class MemoryList(BaseModel):
     memories: list[MemoryOut]
 
 
-class UpdateIn(_In):
+class UpdateIn(In):
     """Only the fields given are changed; new content is re-embedded."""
 
     content: str | None = None
@@ -383,9 +301,9 @@ class UpdateIn(_In):
     )
 
 
-class ForgetIn(_In):
-    owner: str = _owner()
-    session_id: str | None = _session("Only this session's memories (and its working memory).")
+class ForgetIn(In):
+    owner: str = owner_field()
+    session_id: str | None = session_field("Only this session's memories (and its working memory).")
     since: str | None = Field(default=None, description=TIME_HELP)
     until: str | None = Field(default=None, description=TIME_HELP)
     source: str | None = Field(
@@ -417,7 +335,7 @@ class ReceiptOut(BaseModel):
         return cls.model_validate(views.receipt(r), strict=False)
 
 
-class ImportIn(_In):
+class ImportIn(In):
     records: list[dict[str, Any]] = Field(description="Memories as exported, one object each.")
 
 
@@ -455,176 +373,3 @@ class StatsOut(BaseModel):
     @classmethod
     def of(cls, s: StoreStats) -> StatsOut:
         return cls.model_validate(views.stats(s))
-
-
-# -- feedback and history --------------------------------------------------------------------
-class FeedbackIn(_In):
-    useful: bool = Field(
-        description="true: the memory was of use (confidence rises toward its trust, and "
-        "it counts as used); false: it was not (confidence falls)."
-    )
-
-
-class HistoryEventOut(BaseModel):
-    at: datetime
-    principal: str | None = Field(description="Who: an API key's name, or local.")
-    action: str = Field(description="The operation: retain, update, review, feedback, forget, ...")
-    what: str = Field(
-        description="What it did to this version: created, imported, restated, changed, "
-        "superseded, held for review, approved, rejected, marked useful, marked not useful, "
-        "current again."
-    )
-    memory_id: str
-    detail: dict[str, Any] = Field(
-        description="superseded_by, receipt, useful and confidence [before, after], as they apply."
-    )
-
-
-class VersionOut(BaseModel):
-    memory: MemoryOut
-    events: list[HistoryEventOut] = Field(description="What happened to it, oldest first.")
-
-
-class HistoryOut(BaseModel):
-    memory_id: str = Field(description="The memory asked about: one of the versions.")
-    versions: list[VersionOut] = Field(description="Oldest first.")
-    derived: list[MemoryOut] = Field(
-        default_factory=list,
-        description="What was derived from the memory asked about: a turn's facts, a "
-        "summary or lesson drawing on it.",
-    )
-
-    @classmethod
-    def of(cls, h: History) -> HistoryOut:
-        return cls.model_validate(views.history(h), strict=False)
-
-
-# -- the review queue and the audit log -------------------------------------------------------
-class ReviewItemOut(BaseModel):
-    memory: MemoryOut = Field(description="The held memory; its review says why.")
-    conflicts: list[MemoryOut] = Field(description="The owner's memories it conflicts with.")
-
-    @classmethod
-    def of(cls, item: ReviewItem) -> ReviewItemOut:
-        return cls.model_validate(views.review_item(item), strict=False)
-
-
-class ReviewPage(BaseModel):
-    items: list[ReviewItemOut]
-    limit: int
-    offset: int
-    next_offset: int | None = Field(description="The offset of the next page; null on the last.")
-
-
-class RejectIn(_In):
-    forget: bool | None = Field(
-        default=None,
-        description="Delete it (the answer is then a receipt), or keep it as rejected "
-        "history; by default the server's on_reject setting.",
-    )
-
-
-class AuditEntryOut(BaseModel):
-    seq: int | None = Field(description="Its place in the log; page back with before_seq.")
-    at: datetime
-    principal: str = Field(description="Who did it: an API key's name, or local.")
-    owner: str | None
-    action: str = Field(description="retain, update, import, forget, review, recall, ...")
-    memory_ids: list[str]
-    request_id: str | None
-    detail: dict[str, Any]
-    hash: str | None = Field(description="The entry's hash, chained to the entry before.")
-
-    @classmethod
-    def of(cls, e: AuditEntry) -> AuditEntryOut:
-        return cls.model_validate(views.audit_entry(e), strict=False)
-
-
-class AuditPage(BaseModel):
-    entries: list[AuditEntryOut]
-    next_before_seq: int | None = Field(
-        description="before_seq for the next (older) page; null on the last."
-    )
-
-
-class AuditCheckOut(BaseModel):
-    entries: int = Field(description="How many entries were checked.")
-    intact: bool
-    broken_at: int | None = Field(description="The first entry whose hash does not chain.")
-
-
-# -- working memory ---------------------------------------------------------------------------
-class ObserveIn(_In):
-    owner: str = _owner()
-    content: str
-    role: Role = "user"
-    speaker: str | None = None
-    tool_name: str | None = None
-    metadata: dict[str, Any] | None = None
-
-
-class ObserveOut(BaseModel):
-    consolidated: bool = Field(description="Whether the window moved to long-term memory.")
-    retained: RetainOut | None
-
-
-class OwnerIn(_In):
-    owner: str = _owner()
-
-
-class TurnOut(BaseModel):
-    seq: int
-    owner: str
-    session_id: str
-    role: str
-    content: str
-    tokens: int
-    created_at: datetime
-    expires_at: datetime
-    speaker: str | None
-    tool_name: str | None
-    metadata: dict[str, Any]
-
-    @classmethod
-    def of(cls, t: WorkingTurn) -> TurnOut:
-        return cls.model_validate(views.turn(t), strict=False)
-
-
-class WindowOut(BaseModel):
-    turns: list[TurnOut]
-
-
-class SessionOut(BaseModel):
-    session_id: str
-    turns: int
-    tokens: int
-
-
-class SessionsOut(BaseModel):
-    sessions: list[SessionOut]
-
-
-class ReflectIn(_In):
-    owner: str = _owner()
-    session_id: str | None = _session("Reflect on this session only.")
-    since: str | None = Field(default=None, description=TIME_HELP)
-    until: str | None = Field(default=None, description=TIME_HELP)
-
-
-# -- probes -----------------------------------------------------------------------------------
-class HealthOut(BaseModel):
-    status: Literal["ok"] = "ok"
-
-
-# -- the lifecycle ------------------------------------------------------------------------------
-class MaintainIn(_In):
-    as_of: str | None = Field(
-        default=None, description="Run the pass as if at this time (ISO 8601; default: now)."
-    )
-
-
-class MaintainOut(BaseModel):
-    archived: int = Field(description="Memories archived: stale, unpinned and unused.")
-    expired: int = Field(description="Memories forgotten past their expires_at.")
-    forgotten: int = Field(description="Memories forgotten past their owner's retention.")
-    owners: int = Field(description="Owners the pass went over.")
