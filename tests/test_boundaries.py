@@ -125,3 +125,60 @@ def test_the_base_install_runs_without_any_extra(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Paris" in done.stdout
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Each module of the package and the modules it imports: at the top, under
+    TYPE_CHECKING or inside a function alike. An import of a package's face (an
+    ``__init__`` that defines no class or function) is not an edge: it hands names on,
+    and is drawn by what it names."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    faces = {
+        name
+        for name, p in paths.items()
+        if p.name == "__init__.py"
+        and not any(
+            isinstance(n, ast.ClassDef | ast.FunctionDef) for n in ast.parse(p.read_text()).body
+        )
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in paths else node.module
+                    for a in node.names
+                ]
+            else:
+                continue
+            edges.update(t for t in targets if t in paths and t not in faces and t != name)
+        graph[name] = edges
+    return graph
+
+
+def test_no_import_circle_between_modules() -> None:
+    graph = _module_graph()
+    done: set[str] = set()
+    circles = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        if node in trail:
+            circles.append(" -> ".join([*trail[trail.index(node) :], node]))
+            return
+        if node in done:
+            return
+        for nxt in sorted(graph[node]):
+            visit(nxt, [*trail, node])
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node, [])
+    assert circles == []

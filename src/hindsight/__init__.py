@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hindsight.access import Principal
-from hindsight.config import Settings
+from hindsight.config import VERSION, Settings
 from hindsight.engine import UNSET, Hindsight
 from hindsight.errors import (
     AccessError,
@@ -49,7 +49,7 @@ from hindsight.recall.request import RecallRequest
 if TYPE_CHECKING:
     from hindsight.client import AsyncClient, Client
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 __all__ = [
     "UNSET",

@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from hindsight.validate import time_zone
+
+#: The package's version (``hindsight.__version__``).
+VERSION: Final = "0.1.0"
 
 
 def default_home() -> Path:

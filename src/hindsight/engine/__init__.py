@@ -34,6 +34,7 @@ from hindsight.guard.notify import Notifier
 from hindsight.jobs.runner import Work, Worker
 from hindsight.lifecycle import Retention
 from hindsight.lifecycle.retention import is_expired, is_retired
+from hindsight.llm import registry as llms
 from hindsight.llm.meter import Meter
 from hindsight.models import MAX_K as MAX_K  # where interfaces have read them
 from hindsight.models import UNSET as UNSET
@@ -121,7 +122,12 @@ class Hindsight(Writes, Reads, Edits, Oversight, Conversations, JobQueueOps):
         self._retention = Retention(settings.retention)
         self._distil = Distil(self.store, self._ingest)
         # the LLM (hindsight.llm): made on first use; every call accounted in the store
-        self.llm = Meter(settings, self.store, clock=self._now)
+        self.llm = Meter(
+            settings,
+            self.store,
+            make=lambda: llms.create(settings.llm_provider, settings),
+            clock=self._now,
+        )
         self._work = Work(
             settings,
             self.store,

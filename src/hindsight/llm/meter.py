@@ -39,19 +39,21 @@ OPERATIONS: Final = ("extract", "summarize", "reflect", "query", "assess", "rera
 
 
 class Meter:
-    """The provider the settings name (made on first use), accounted in ``store``."""
+    """The provider the settings name (``make`` makes it on first use), accounted in
+    ``store``."""
 
     def __init__(
         self,
         settings: Settings,
         store: Store,
         *,
-        llm: LLM | None = None,
+        make: Callable[[], LLM],
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
-        self._llm = llm
+        self._make = make
+        self._llm: LLM | None = None
         self._clock = clock or (lambda: datetime.now(UTC))  # the engine's, when it has one
         self._lock = threading.Lock()
 
@@ -60,9 +62,7 @@ class Meter:
         """The provider; made (and its key read) on first use."""
         with self._lock:
             if self._llm is None:
-                from hindsight.llm import registry
-
-                self._llm = registry.create(self.settings.llm_provider, self.settings)
+                self._llm = self._make()
             return self._llm
 
     @property

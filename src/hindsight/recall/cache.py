@@ -42,6 +42,7 @@ from typing import Any, Final
 
 from hindsight import views
 from hindsight.access import Principal
+from hindsight.config import VERSION
 from hindsight.errors import StoreError, ValidationError
 from hindsight.models import RecallResult
 from hindsight.recall.request import RecallPlan
@@ -170,13 +171,11 @@ class RecallCache:
 
     def _shaping(self) -> str:
         if self._shape is None:
-            from hindsight import __version__  # the package's, once it has loaded
-
             settings = self.search.settings.model_dump(include=set(_SHAPING))
             self._shape = views.dumps(
                 [
                     _FORMAT,
-                    __version__,
+                    VERSION,
                     self.store.identity(),
                     self.search.embedder.model_id,
                     sorted(settings.items()),

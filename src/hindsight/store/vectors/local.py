@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.errors import EmbeddingMismatchError, StoreError
-from hindsight.store.vectors import Rows, Vector, checked
+from hindsight.store.vectors.base import Rows, Vector, checked
 from hindsight.store.vectors.index import Change, VectorIndex
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from hindsight.store.base import Filter
 from hindsight.store.db import Connection, Database
 from hindsight.store.postgres import PostgresDatabase, first_line
 from hindsight.store.rows import filter_sql
-from hindsight.store.vectors import Rows, Vector, checked
+from hindsight.store.vectors.base import Rows, Vector, checked
 
 _EF_SEARCH = 200  # HNSW's candidate list, enough for 100 results (recall's default)
 

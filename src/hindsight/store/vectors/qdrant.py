@@ -45,7 +45,7 @@ import numpy as np
 
 from hindsight.errors import StoreError, VectorsUnavailableError
 from hindsight.store.rows import chunks
-from hindsight.store.vectors import Rows, Vector, checked
+from hindsight.store.vectors.base import Rows, Vector, checked
 from hindsight.store.vectors.qdrant_engines import Engine, Point, Where
 
 if TYPE_CHECKING:
