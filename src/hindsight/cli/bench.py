@@ -17,7 +17,7 @@ from hindsight.cli.base import (
     emit_json,
     json_option,
 )
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 from hindsight.store import scratch
 
 if TYPE_CHECKING:
