@@ -8,11 +8,13 @@ global options are in :mod:`~hindsight.cli.group`, and the commands by concern: 
 working-memory sessions in :mod:`~hindsight.cli.session`, export, import and re-embedding
 in :mod:`~hindsight.cli.transfer`, summaries, lessons and foresight in
 :mod:`~hindsight.cli.distil`, the demo in :mod:`~hindsight.cli.demo`, the benchmarks in
-:mod:`~hindsight.cli.bench`, background work in :mod:`~hindsight.cli.jobs`, the review
-queue and the audit log in :mod:`~hindsight.cli.review`, feedback and history in
-:mod:`~hindsight.cli.history`, LLM usage in :mod:`~hindsight.cli.usage`, pin, restore
-and the maintenance pass in :mod:`~hindsight.cli.lifecycle`, the vector engine's check
-and index in :mod:`~hindsight.cli.vectors`, and the configuration and endpoints in
+:mod:`~hindsight.cli.bench` (quality in :mod:`~hindsight.cli.bench_quality`, speed, scale
+and load in :mod:`~hindsight.cli.bench_speed`), background work in
+:mod:`~hindsight.cli.jobs`, the review queue and the audit log in
+:mod:`~hindsight.cli.review`, feedback and history in :mod:`~hindsight.cli.history`, LLM
+usage in :mod:`~hindsight.cli.usage`, pin, restore and the maintenance pass in
+:mod:`~hindsight.cli.lifecycle`, the vector engine's check and index in
+:mod:`~hindsight.cli.vectors`, and the configuration and endpoints in
 :mod:`~hindsight.cli.doctor`.
 """
 
@@ -29,6 +31,8 @@ from hindsight.cli import transfer as _transfer  # noqa: F401  # isort: skip
 from hindsight.cli import distil as _distil  # noqa: F401  # isort: skip
 from hindsight.cli import demo as _demo  # noqa: F401  # isort: skip
 from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
+from hindsight.cli import bench_quality as _bench_quality  # noqa: F401  # isort: skip
+from hindsight.cli import bench_speed as _bench_speed  # noqa: F401  # isort: skip
 from hindsight.cli import doctor as _doctor  # noqa: F401  # isort: skip
 from hindsight.cli import history as _history  # noqa: F401  # isort: skip
 from hindsight.cli import jobs as _jobs  # noqa: F401  # isort: skip
