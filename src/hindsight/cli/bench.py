@@ -16,12 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hindsight.cli.base import (
-    App,
-    dumps,
-    echo,
-    emit_json,
-)
+from hindsight.cli.base import App, dumps, echo, emit_json
 from hindsight.cli.group import cli
 from hindsight.store import scratch
 

@@ -6,16 +6,7 @@ from __future__ import annotations
 import click
 
 from hindsight import foresight, views
-from hindsight.cli.base import (
-    App,
-    cell,
-    echo,
-    emit_json,
-    iso,
-    json_option,
-    owner_option,
-    short,
-)
+from hindsight.cli.base import App, cell, echo, emit_json, iso, json_option, owner_option, short
 from hindsight.cli.group import cli
 
 
