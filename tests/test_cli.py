@@ -24,7 +24,7 @@ from hindsight import Hindsight, Settings, Status
 from hindsight.access import LOCAL_AGENT
 from hindsight.cli import base as cli_base
 from hindsight.cli import cli
-from hindsight.cli import commands as cli_commands
+from hindsight.cli import memory as cli_memory
 from hindsight.store import Filter, open_store, open_working
 from hindsight.write.transfer import memory_to_dict
 
@@ -383,7 +383,7 @@ def test_forget_everything_needs_yes_off_a_terminal(seeded: Path) -> None:
 def test_forget_everything_asks_on_a_terminal(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli_commands, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(cli_memory, "stdin_is_terminal", lambda: True)
     before = _ids(seeded)
     result = run(seeded, "forget", "--owner", OWNER, input="n\n", code=1)
     assert "Forget all" in result.stderr and "error: not confirmed" in result.stderr

@@ -385,3 +385,11 @@ def owner_option(f: Callable[..., Any]) -> Callable[..., Any]:
         metavar="OWNER",
         help="Whose memory, as namespace:name, e.g. user:alice.",
     )(f)
+
+
+def request_id_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--request-id",
+        metavar="KEY",
+        help="Make the write once under KEY: the same command again stores nothing twice.",
+    )(f)

@@ -7,6 +7,8 @@ corrects the agent. The recalls show what came back and why.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -15,6 +17,9 @@ from typing import Final
 
 import click
 
+from hindsight import views
+from hindsight.cli.base import App, echo, emit_json, json_option, print_results, result_json
+from hindsight.cli.group import cli
 from hindsight.engine import Hindsight
 from hindsight.models import RecallResult, RetainResult
 
@@ -112,26 +117,65 @@ def print_run(
 ) -> None:
     """Print the conversation, what was kept, and each recall via ``show_results``."""
     where = f"in {home}" if home else "in a temporary store (use --home DIR to keep it)"
-    click.echo(f"hindsight demo: a sample conversation for {OWNER}, {where}\n")
+    echo(f"hindsight demo: a sample conversation for {OWNER}, {where}\n")
     for session, retained in zip(SESSIONS, run.retained, strict=True):
         ago = f"{session.days_ago} days ago" if session.days_ago else "today"
-        click.echo(f"session {session.session_id} ({ago}):")
+        echo(f"session {session.session_id} ({ago}):")
         for line in session.lines:
-            click.echo(f"  {line.role:>9}: {line.content}")
-        click.echo(
+            echo(f"  {line.role:>9}: {line.content}")
+        echo(
             f"  -> kept {len(retained.episodes)} turns verbatim, extracted "
             f"{len(retained.created)} memories, merged {len(retained.updated)}, "
             f"superseded {len(retained.superseded)}\n"
         )
     for old, new in run.superseded:
-        click.echo(f'"{new}" superseded "{old}": the old fact is kept as history only.')
+        echo(f'"{new}" superseded "{old}": the old fact is kept as history only.')
     if run.superseded:
-        click.echo()
+        echo()
     for query, results in run.recalls:
-        click.echo(f'recall "{query}"')
+        echo(f'recall "{query}"')
         show_results(results)
-        click.echo()
-    click.echo("'why' lists each search channel's rank and score (dense = meaning, bm25 = words,")
-    click.echo("reply = the answer to a question that matched) and the boosts (confidence, source,")
-    click.echo("recency, and time when the query names one) that turned the fused score")
-    click.echo("into the score.")
+        echo()
+    echo("'why' lists each search channel's rank and score (dense = meaning, bm25 = words,")
+    echo("reply = the answer to a question that matched) and the boosts (confidence, source,")
+    echo("recency, and time when the query names one) that turned the fused score")
+    echo("into the score.")
+
+
+@cli.command("demo")
+@click.option(
+    "--home",
+    "demo_home",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep the demo's store here (default: a temporary directory, removed after).",
+)
+@json_option
+@click.pass_obj
+def demo(app: App, demo_home: Path | None, as_json: bool) -> None:
+    """Retain a sample conversation for user:demo, then recall from it with explanations.
+
+    It runs offline in a fresh temporary store unless --home is given (on the
+    command or the group); HINDSIGHT_HOME is ignored, so your data is never touched.
+    """
+    home = demo_home or app.home
+    with contextlib.ExitStack() as stack:
+        if home is None:
+            home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hindsight-demo-")))
+        hs = stack.enter_context(Hindsight(app.settings(home)))
+        outcome = run(hs)
+        if as_json:
+            emit_json(
+                {
+                    "home": str(home) if demo_home or app.home else None,
+                    "owner": OWNER,
+                    "retained": [views.retained(r) for r in outcome.retained],
+                    "recalls": [
+                        {"query": q, "results": [result_json(r) for r in results]}
+                        for q, results in outcome.recalls
+                    ],
+                }
+            )
+        else:
+            print_run(
+                outcome, home=home if demo_home or app.home else None, show_results=print_results
+            )

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from hindsight.cli.base import App, cell, echo, emit_json, json_option
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 
 
 @cli.command()

@@ -6,7 +6,7 @@ import click
 
 from hindsight import views
 from hindsight.cli.base import App, cell, echo, emit_json, json_option, short
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 from hindsight.lifecycle.history import HistoryEvent, Version
 
 

@@ -7,7 +7,7 @@ import click
 
 from hindsight import jobs, views
 from hindsight.cli.base import App, CliError, cell, echo, emit_json, json_option
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 from hindsight.store import JOB_STATES
 
 

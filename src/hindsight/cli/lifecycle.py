@@ -6,7 +6,7 @@ import click
 
 from hindsight import views
 from hindsight.cli.base import App, echo, emit_json, json_option, memory_held_lines, short
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 from hindsight.models import Memory
 
 

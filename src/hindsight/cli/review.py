@@ -15,7 +15,7 @@ from hindsight.cli.base import (
     receipt_json,
     short,
 )
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 from hindsight.guard.review import ReviewItem
 from hindsight.models import Assessment, ForgetReceipt, Memory
 from hindsight.store import AuditEntry

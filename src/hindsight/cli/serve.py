@@ -7,7 +7,7 @@ import importlib.util
 import click
 
 from hindsight.cli.base import App, echo
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 from hindsight.errors import MissingExtraError
 
 

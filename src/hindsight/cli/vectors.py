@@ -7,7 +7,7 @@ import click
 
 from hindsight import jobs
 from hindsight.cli.base import App, echo, emit_json, json_option
-from hindsight.cli.commands import cli
+from hindsight.cli.group import cli
 
 
 @cli.group("vectors")

@@ -2,8 +2,15 @@
 
 Pages are rendered here, on the server, from library calls made as the signed-in
 caller (the same keys and scopes as the API; on a keyless loopback server, the
-engine's own trusted caller). Nothing is fetched from elsewhere: the stylesheet and
-the one small script ship in the package. How it is kept safe:
+engine's own trusted caller), each one library call or a few: a page shows only what the
+caller's key may read. Nothing is fetched from elsewhere: the stylesheet and the one
+small script ship in the package.
+
+The pages (GET), by concern: signing in and the owners overview (:mod:`.home`),
+memories and the recall playground (:mod:`.memories`), working memory
+(:mod:`.sessions`), the review queue and the audit log (:mod:`.review`), forgetting by
+filter (:mod:`.forget`) and the LLM layer (:mod:`.llm`), with what they share in
+:mod:`.widgets`; the changes (POST) are in :mod:`.actions`. How it is kept safe:
 
 - **Signing in.** With keys, the key is entered once (``/ui/login``) and kept in an
   HTTP-only, ``SameSite=Strict`` cookie (``Secure`` over HTTPS), scoped to ``/ui``;
@@ -31,8 +38,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hindsight.console import actions, pages
+from hindsight.console import actions, forget, home, llm, memories, review, sessions
 from hindsight.console.call import CSRF_COOKIE, KEY_COOKIE, Call, keep_cookie, safe_next
+from hindsight.console.widgets import problem
 from hindsight.errors import AccessError, AuthenticationError, HindsightError, NotFoundError
 
 if TYPE_CHECKING:
@@ -54,17 +62,17 @@ HEADERS: Final = {
 
 Handler = Callable[[Call], Awaitable[Response]]
 GETS: Final[dict[str, Handler]] = {
-    "/": pages.home,
-    "/login": pages.login,
-    "/memories": pages.memories,
-    "/memory": pages.memory,
-    "/recall": pages.recall,
-    "/sessions": pages.sessions,
-    "/review": pages.review,
-    "/audit": pages.audit,
-    "/audit.jsonl": pages.audit_export,
-    "/forget": pages.forget,
-    "/llm": pages.llm,
+    "/": home.home,
+    "/login": home.login,
+    "/memories": memories.memories,
+    "/memory": memories.memory,
+    "/recall": memories.recall,
+    "/sessions": sessions.sessions,
+    "/review": review.review,
+    "/audit": review.audit,
+    "/audit.jsonl": review.audit_export,
+    "/forget": forget.forget,
+    "/llm": llm.llm,
 }
 POSTS: Final[dict[str, Handler]] = {
     "/login": actions.sign_in,
@@ -119,7 +127,7 @@ def create_console(
                     return refused
             caller, who = _caller(request, hs, keyring)
             if caller is None:
-                if handler is pages.login or handler is actions.sign_in:
+                if handler is home.login or handler is actions.sign_in:
                     call = Call(request, hs, None, csrf)
                     return _with_csrf(await handler(call), request, csrf)
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -130,9 +138,9 @@ def create_console(
             except AuthenticationError:
                 return RedirectResponse("/ui/login", status_code=303)
             except (AccessError, NotFoundError) as exc:
-                response = call.html("Not found", pages.problem(exc), status=404)
+                response = call.html("Not found", problem(exc), status=404)
             except HindsightError as exc:
-                response = call.html("Not done", pages.problem(exc), status=400)
+                response = call.html("Not done", problem(exc), status=400)
             return _with_csrf(response, request, csrf)
 
         return endpoint

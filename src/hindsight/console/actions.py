@@ -10,8 +10,9 @@ from starlette.responses import RedirectResponse, Response
 
 from hindsight import views
 from hindsight.console.call import Call, safe_next, sign_in_cookie
+from hindsight.console.forget import FORGET_FILTERS, forget_args, forgetting
 from hindsight.console.markup import Html, definitions, join, link, tag, url
-from hindsight.console.pages import FORGET_FILTERS, forget_args, forgetting, problem
+from hindsight.console.widgets import problem
 from hindsight.errors import AuthenticationError, PermissionDeniedError, ValidationError
 from hindsight.models import ForgetReceipt, RetainResult
 
