@@ -38,6 +38,7 @@ from hindsight.cli.base import (
 from hindsight.cli.group import cli
 from hindsight.engine import UNSET, Hindsight
 from hindsight.models import Source
+from hindsight.recall.request import RecallRequest, default_of, help_of
 
 
 @cli.command()
@@ -110,16 +111,14 @@ def retain(
     help="Whose memory to search; repeat to search several.",
 )
 @click.option(
-    "-k", "--k", "k", type=int, default=10, show_default=True, help="How many results at most."
+    "-k", "--k", "k", type=int, default=default_of("k"), show_default=True, help=help_of("k")
 )
 @click.option("--kind", "kinds", multiple=True, type=KINDS, help="Only these kinds (repeatable).")
 @click.option("--since", metavar="ISO", help="Only memories observed at or after this time.")
 @click.option("--until", metavar="ISO", help="Only memories observed before this time.")
 @click.option("--min-confidence", type=float, metavar="X", help="Only confidence >= X (0..1).")
-@click.option(
-    "--budget", type=int, metavar="TOKENS", help="Fit the results' contents in this many tokens."
-)
-@click.option("--history", is_flag=True, help="Include superseded memories.")
+@click.option("--budget", type=int, metavar="TOKENS", help=help_of("token_budget"))
+@click.option("--history", is_flag=True, help=help_of("include_history"))
 @click.option(
     "--timezone",
     metavar="ZONE",
@@ -152,9 +151,9 @@ def recall(
 ) -> None:
     """Find the memories that best answer QUERY, and why each came back."""
     text = read_text(query, limit_chars=app.settings().max_content_chars)
-    results = app.engine.recall(
-        list(owners),
-        text,
+    request = RecallRequest(
+        owners=list(owners),
+        query=text,
         k=k,
         kinds=list(kinds) or None,
         since=since,
@@ -165,6 +164,7 @@ def recall(
         timezone=timezone,
         expand=expand,
     )
+    results = app.engine.recall(request)
     if as_json:
         emit_json({"results": [result_json(r) for r in results]})
     else:

@@ -191,6 +191,7 @@ def bounds_of(name: str) -> dict[str, float]:
 
 
 def default_of(name: str) -> Any:
+    """The default of a field of :class:`RecallRequest`."""
     return _FIELDS[name].default
 
 
