@@ -33,20 +33,20 @@ from hindsight.store import audit as audit_log
 from hindsight.store import files
 from hindsight.store import queue as job_queue
 from hindsight.store import usage as usage_log
-from hindsight.store.base import (
+from hindsight.store.base import Store
+from hindsight.store.db import Connection, Database
+from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
+from hindsight.store.records import (
     RUN_GAP,
     AuditEntry,
     Filter,
     QueuedJob,
     Request,
-    Store,
     StoreStats,
     TextIndexing,
     UsageEntry,
     UsageRow,
 )
-from hindsight.store.db import Connection, Database
-from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
 from hindsight.store.rows import (
     COLUMNS,
     M_COLUMNS,
