@@ -222,7 +222,7 @@ class Search(Protocol):
 
     def term_frequencies(self, owner: str, terms: Collection[str]) -> tuple[dict[str, int], int]:
         """How many of ``owner``'s memories say each of ``terms`` (keyword terms:
-        :func:`hindsight.store.keyword.text_terms`) in their own text, and how many
+        :func:`hindsight.text.terms.text_terms`) in their own text, and how many
         memories the keyword index holds for it."""
 
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:

@@ -35,7 +35,7 @@ from hindsight.store import queue as job_queue
 from hindsight.store import usage as usage_log
 from hindsight.store.base import Store
 from hindsight.store.db import Connection, Database
-from hindsight.store.keyword import KeywordIndex, TextChange, query_terms
+from hindsight.store.keyword import KeywordIndex, TextChange
 from hindsight.store.records import (
     RUN_GAP,
     AuditEntry,
@@ -57,6 +57,7 @@ from hindsight.store.rows import (
     memory_of,
     row_of,
 )
+from hindsight.text.terms import query_terms
 from hindsight.text.timewords import date_words, referred_dates
 
 if TYPE_CHECKING:
