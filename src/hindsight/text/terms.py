@@ -1,6 +1,10 @@
-"""Text as keyword search reads it: the terms words become.
+"""Text as keyword search reads it: the words a memory is found by, and the terms words
+become.
 
-Words are lower-cased, stripped of diacritics and stemmed (Snowball English),
+A memory is found by its content, its query hints, its speaker, the date it was said
+and the dates its words point to ("yesterday", said on 5 December 2023, is also
+"4 December 2023": :mod:`hindsight.text.timewords`), as :func:`searchable_text` writes
+them. Words are lower-cased, stripped of diacritics and stemmed (Snowball English),
 with English irregular forms taken to their base first; a query drops its stop words
 unless it has nothing else. The keyword index (:mod:`hindsight.store.keyword`) counts
 the terms of a text with :func:`term_counts`, and records :func:`analysis` with what
@@ -13,16 +17,20 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from importlib.metadata import version
 from typing import Final
 
 import Stemmer
 
+from hindsight.text.timewords import date_words, referred_dates
+
 __all__ = [
     "MAX_QUERY_TERMS",
     "analysis",
     "query_terms",
+    "searchable_text",
     "term_counts",
     "text_terms",
 ]
@@ -135,3 +143,12 @@ def analysis() -> list[str]:
     """What decides the terms of a text: the word pattern, the irregular forms, the
     stemmer and its version."""
     return [_WORD.pattern, _IRREGULAR_FORMS, "english", version("pystemmer")]
+
+
+def searchable_text(content: str, hints: Sequence[str], speaker: str | None, when: datetime) -> str:
+    """The text keyword search finds a memory by: its content, query hints and speaker,
+    the day ``when`` it was said and the dates its content points to from that day
+    (``when`` in the users' time zone: their days)."""
+    return "\n".join(
+        [content, *hints, speaker or "", date_words(when), *referred_dates(content, when)]
+    )
