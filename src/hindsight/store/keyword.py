@@ -18,7 +18,7 @@ Building an owner's index means analysing every text it has (100,000 memories: ~
 at least ``SAVE_MIN_DOCS`` documents is saved to ``directory`` when it is built and
 when the index is flushed or closed, and the next process loads it and replays only
 the log since. A file, ``<name>.keywords.npz`` (``<name>`` as in
-:mod:`hindsight.store.vectors.index`), holds the live documents only (nothing
+:mod:`hindsight.store.vectors.saved`), holds the live documents only (nothing
 forgotten is written), the log position it reflects, and a signature of the analysis
 (tokenizer, irregular forms, stemmer version, context weight): a file of another
 analysis, of another owner, torn (zip checksums) or ahead of the log is ignored and the
