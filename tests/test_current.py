@@ -11,7 +11,7 @@ from test_cli import OWNER, retain, run_json
 from hindsight import Hindsight, Kind, Status
 from hindsight.models import ChannelHit, Explanation, Memory, Provenance, RecallResult, Source
 from hindsight.recall.rank import current_first, fuse_minmax, successors_first
-from hindsight.store.keyword import query_terms, text_terms
+from hindsight.text.terms import query_terms, text_terms
 
 
 def test_a_move_outranks_the_turn_that_states_the_old_city(hs: Hindsight) -> None:

@@ -17,19 +17,9 @@ from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
 from hindsight.store import Filter
 from hindsight.store import keyword as keyword_module
-from hindsight.store.keyword import (
-    _ANALYZER,
-    K1,
-    B,
-    KeywordIndex,
-    TextChange,
-    _compact,
-    _expand,
-    _Postings,
-    _remove,
-    _search,
-    query_terms,
-)
+from hindsight.store.bm25 import K1, B, Postings, compact, expand, remove, search
+from hindsight.store.keyword import KeywordIndex, TextChange
+from hindsight.text.terms import _ANALYZER, query_terms
 
 
 class ListSource:
@@ -242,8 +232,8 @@ def test_a_saved_index_scores_as_a_rebuild_of_its_live_documents(
     postings = index._ready("o", index._owners.get("o"))
     gone = data.draw(st.sets(st.integers(1, len(docs))))
     for key in gone:
-        _remove(postings, key)
-    restored = _expand(_compact(postings, chunk=data.draw(st.integers(1, 64))))
+        remove(postings, key)
+    restored = expand(compact(postings, chunk=data.draw(st.integers(1, 64))))
     rows = [row for row in ListSource(docs).rows if row[0] not in gone]
     assert_same_as_built(restored, rows)
     # a loaded index grows (its terms copied out on their first new posting), loses
@@ -254,20 +244,20 @@ def test_a_saved_index_scores_as_a_rebuild_of_its_live_documents(
         rows.append((key, text, ""))
     later = data.draw(st.sets(st.sampled_from([key for key, _, _ in rows]))) if rows else set()
     for key in later:
-        _remove(restored, key)
+        remove(restored, key)
     rows = [row for row in rows if row[0] not in later]
     assert_same_as_built(restored, rows)
-    assert_same_as_built(_expand(_compact(restored, chunk=data.draw(st.integers(1, 64)))), rows)
+    assert_same_as_built(expand(compact(restored, chunk=data.draw(st.integers(1, 64)))), rows)
 
 
-def assert_same_as_built(postings: _Postings, rows: list[tuple[int, str, str]]) -> None:
+def assert_same_as_built(postings: Postings, rows: list[tuple[int, str, str]]) -> None:
     """Search ``postings`` as an index built from the live ``rows`` alone would score."""
     source = ListSource([])
     source.rows = rows
     fresh = KeywordIndex(source)
     built = fresh._ready("o", fresh._owners.get("o"))
     for terms in (["alpha"], ["beta", "zeta"], ["kappa", "iota", "gamma", "delta"]):
-        got, want = _search(postings, terms, 100), _search(built, terms, 100)
+        got, want = search(postings, terms, 100), search(built, terms, 100)
         assert [key for key, _ in got] == [key for key, _ in want]
         assert np.allclose([v for _, v in got], [v for _, v in want])
 
@@ -423,5 +413,5 @@ def test_frequencies_count_the_documents_that_say_a_word_themselves() -> None:
         4,
     )
     postings = index._ready("o", index._owners.get("o"))
-    _remove(postings, 1)  # a removed document no longer counts
+    remove(postings, 1)  # a removed document no longer counts
     assert index.frequencies("o", ["lol"]) == ({"lol": 1}, 3)

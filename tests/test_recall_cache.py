@@ -336,12 +336,13 @@ def test_a_redis_that_is_down_costs_only_the_cache(
 def test_every_statement_that_changes_memories_counts_as_a_change() -> None:
     """A change to a memory that is not logged would not make a new generation and
     would leave cached recalls stale: each statement that changes ``memories`` must sit
-    in a method that rebuilds the rows' keyword entries (``_reindex``, which logs them),
-    except the access counts, which no answer is cached on."""
-    source = (Path(__file__).parents[1] / "src/hindsight/store/sql.py").read_text()
+    in a method that rebuilds the rows' keyword entries (``_texts.reindex``, which logs
+    them), except the access counts, which no answer is cached on."""
+    package = Path(__file__).parents[1] / "src/hindsight/store/sql"
+    source = "\n".join(path.read_text() for path in sorted(package.glob("*.py")))
     methods = re.split(r"\n    def ", source)
     changing = {
-        m.split("(", 1)[0]: "_reindex(" in m
+        m.split("(", 1)[0]: "_texts.reindex(" in m
         for m in methods
         if re.search(r"(UPDATE|INSERT INTO|DELETE FROM) memories\b", m)
     }

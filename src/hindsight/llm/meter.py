@@ -26,7 +26,7 @@ from hindsight.errors import (
     ValidationError,
 )
 from hindsight.llm.base import LLM, Completion, CompletionRequest, Message, Usage
-from hindsight.store.base import UsageEntry
+from hindsight.store.records import UsageEntry
 
 if TYPE_CHECKING:
     from hindsight.config import Settings

@@ -42,8 +42,8 @@ from hindsight.recall.rank import (
 from hindsight.recall.request import RecallPlan
 from hindsight.rerank import Reranker, RerankStep
 from hindsight.store import Filter, Store
-from hindsight.store.keyword import query_terms, text_terms
 from hindsight.text.names import may_name, resolve
+from hindsight.text.terms import query_terms, text_terms
 from hindsight.text.timewords import asked_period
 
 # Recall reads whole only this many of the best fused candidates (at least 5 k).

@@ -7,19 +7,17 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from hindsight.errors import StoreError
-from hindsight.store.base import (
+from hindsight.store.base import ResultCache, Store, WorkingMemory
+from hindsight.store.records import (
     JOB_STATES,
     AuditEntry,
     Filter,
     QueuedJob,
     Request,
-    ResultCache,
-    Store,
     StoreStats,
     TextIndexing,
     UsageEntry,
     UsageRow,
-    WorkingMemory,
     WorkingTurn,
 )
 from hindsight.validate import time_zone

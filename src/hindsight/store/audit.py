@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hindsight.store.base import AuditEntry
 from hindsight.store.db import Connection, Database
+from hindsight.store.records import AuditEntry
 
 GENESIS: Final = "0" * 64
 _ANCHOR: Final = "audit_pruned_hash"

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hindsight.store.base import JOB_STATES, QueuedJob
 from hindsight.store.db import Connection, Database, marks
+from hindsight.store.records import JOB_STATES, QueuedJob
 
 _COLUMNS: Final = (
     "id, owner, operation, payload, state, attempts, not_before, created_at, updated_at, "

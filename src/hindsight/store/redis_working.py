@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hindsight.errors import StoreError
-from hindsight.store.base import WorkingMemory, WorkingTurn
+from hindsight.store.base import WorkingMemory
+from hindsight.store.records import WorkingTurn
 
 try:
     import redis

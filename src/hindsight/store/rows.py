@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hindsight.models import Kind, Memory, Provenance, Review, Source, Status
-from hindsight.store.base import Filter
 from hindsight.store.db import marks
+from hindsight.store.records import Filter
 
 COLUMNS = (
     "id, owner, kind, content, query_hints, confidence, source, session_id, speaker, "

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from hindsight.store.base import UsageEntry, UsageRow
 from hindsight.store.db import Database, marks
+from hindsight.store.records import UsageEntry, UsageRow
 
 
 def record(db: Database, entry: UsageEntry) -> None:

@@ -11,8 +11,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from hindsight.store.base import WorkingMemory, WorkingTurn
+from hindsight.store.base import WorkingMemory
 from hindsight.store.db import Database
+from hindsight.store.records import WorkingTurn
 
 
 def _dt(value: float) -> datetime:

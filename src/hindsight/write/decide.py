@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hindsight.models import Kind, Memory, RetainResult
-from hindsight.store.base import QueuedJob
+from hindsight.store.records import QueuedJob
 
 Vector = npt.NDArray[np.float32]
 _WORD = re.compile(r"\w+")

@@ -14,8 +14,8 @@ import numpy.typing as npt
 from hindsight.errors import EmbeddingMismatchError, StoreError
 
 if TYPE_CHECKING:
-    from hindsight.store.base import Filter
     from hindsight.store.db import Connection, Database
+    from hindsight.store.records import Filter
 
 Vector = npt.NDArray[np.float32]
 

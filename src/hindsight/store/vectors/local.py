@@ -20,8 +20,8 @@ from hindsight.store.vectors.base import Rows, Vector, checked
 from hindsight.store.vectors.index import Change, VectorIndex
 
 if TYPE_CHECKING:
-    from hindsight.store.base import Filter
     from hindsight.store.db import Connection, Database
+    from hindsight.store.records import Filter
 
 
 class LocalVectors:

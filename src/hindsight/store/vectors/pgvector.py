@@ -16,9 +16,9 @@ import numpy.typing as npt
 import psycopg
 
 from hindsight.errors import StoreError
-from hindsight.store.base import Filter
 from hindsight.store.db import Connection, Database
 from hindsight.store.postgres import PostgresDatabase, first_line
+from hindsight.store.records import Filter
 from hindsight.store.rows import filter_sql
 from hindsight.store.vectors.base import Rows, Vector, checked
 

@@ -49,8 +49,8 @@ from hindsight.store.vectors.base import Rows, Vector, checked
 from hindsight.store.vectors.qdrant_engines import Engine, Point, Where
 
 if TYPE_CHECKING:
-    from hindsight.store.base import Filter
     from hindsight.store.db import Connection, Database
+    from hindsight.store.records import Filter
 
 Connect = Callable[[str, int], Engine]
 """Opens an engine's collection of this name and dimension, made if missing."""
