@@ -342,7 +342,7 @@ def test_the_cli_keeps_a_retain_through_an_outage_and_drains_it(
 def test_mcp_says_which_channel_a_recall_went_without(
     settings: Settings, http: EmbeddingServer
 ) -> None:
-    from hindsight.mcpserver import _why
+    from hindsight.mcpserver.memory import _why
 
     configured = over_http(settings, http, embedding_api_key=SecretStr("sk-test"))
     with Hindsight(configured) as hs:
