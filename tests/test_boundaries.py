@@ -182,3 +182,15 @@ def test_no_import_circle_between_modules() -> None:
     for node in sorted(graph):
         visit(node, [])
     assert circles == []
+
+
+def test_no_module_is_over_600_lines_and_the_top_level_holds_at_most_15() -> None:
+    """Rooms a newcomer reads in one sitting, and a top level that shows the packages."""
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 600
+    }
+    assert long == {}
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 15, top

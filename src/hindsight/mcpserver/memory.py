@@ -27,6 +27,7 @@ from hindsight.mcpserver.arguments import (
 )
 from hindsight.mcpserver.toolbase import ToolGroup, receipt
 from hindsight.models import HELD, RecallResult
+from hindsight.recall.request import RecallRequest, default_of, help_of
 
 
 class MemoryTools(ToolGroup):
@@ -132,18 +133,11 @@ class MemoryTools(ToolGroup):
             Field(description="Only memories of this kind, e.g. 'preference' or 'fact'."),
         ] = None,
         k: Annotated[
-            int, Field(ge=1, le=MAX_K, description=f"How many results at most (1 to {MAX_K}).")
-        ] = 10,
+            int, Field(ge=1, le=MAX_K, description=f"{help_of('k')} (1 to {MAX_K})")
+        ] = default_of("k"),
         since: Since = None,
         until: Until = None,
-        timezone: Annotated[
-            str | None,
-            Field(
-                description="The user's time zone, for the days that 'yesterday' or 'on 8 May' "
-                "in the query mean: an IANA name such as 'America/New_York', or an offset such "
-                "as '-05:00'. By default the server's setting (UTC unless set)."
-            ),
-        ] = None,
+        timezone: Annotated[str | None, Field(description=help_of("timezone"))] = None,
         expand: Annotated[
             bool | None,
             Field(
@@ -165,25 +159,9 @@ class MemoryTools(ToolGroup):
         An empty list means nothing relevant is known.
         """
         hs = self._caller()
-        return await self._call(
-            self._search, hs, owner, query, kind, k, since, until, timezone, expand
-        )
-
-    def _search(
-        self,
-        hs: Hindsight,
-        owner: str,
-        query: str,
-        kind: str | None,
-        k: int,
-        since: str | None,
-        until: str | None,
-        timezone: str | None,
-        expand: bool | None = None,
-    ) -> dict[str, Any]:
-        found = hs.recall(
-            owner,
-            query,
+        request = RecallRequest(
+            owners=owner,
+            query=query,
             k=k,
             kinds=None if kind is None else [kind],
             since=since,
@@ -191,7 +169,10 @@ class MemoryTools(ToolGroup):
             timezone=timezone,
             expand=expand,
         )
-        return {"results": [_result(r) for r in found]}
+        return await self._call(self._search, hs, request)
+
+    def _search(self, hs: Hindsight, request: RecallRequest) -> dict[str, Any]:
+        return {"results": [_result(r) for r in hs.recall(request)]}
 
     async def memory_update(
         self,
