@@ -36,6 +36,8 @@ from hindsight.store import (
     open_working,
 )
 
+pytestmark = pytest.mark.backends  # what this file is for
+
 DIM = 8
 T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
 ALICE, BOB = "user:alice", "user:bob"
