@@ -1,10 +1,21 @@
 """Shared fixtures: a fresh store per test, the real local model loaded once.
 
-Tests that take ``settings`` (or ``hs``) run on every backend: the embedded SQLite
-file; a real PostgreSQL server with pgvector (from the ``pgserver`` package, started
-once per run; each test gets a schema of its own); and that PostgreSQL with working
-memory in a real Redis (Debian's ``redis-server``). A test that is about the SQLite
-file itself is marked ``embedded``.
+A test that takes ``settings`` (or ``hs``) gets a store on a ``backend``, by this rule:
+
+- **By default, SQLite only**: the embedded file. Most behaviour (interfaces and their
+  output, validation, access checks, the guard's judgement, extraction, time words,
+  foresight, the integrations) is the same whatever holds the rows, and is tested once.
+- **Every backend where the marker** ``@pytest.mark.backends`` **says so** (on a test, or
+  as a module's ``pytestmark``): SQLite; a real PostgreSQL server with pgvector (from the
+  ``pgserver`` package, started once per run; each test gets a schema of its own); and
+  that PostgreSQL with working memory and the recall cache in a real Redis (Debian's
+  ``redis-server``). Mark what depends on the store: its contract
+  (``test_store.py``), SQL, migrations, transactions, concurrency, crash safety, working
+  memory, the recall cache, the audit log, the job queue, keyword and vector search.
+  ``@pytest.mark.backends("sqlite", "postgres")`` names a subset; the marker nearest
+  the test wins, so a test in a marked module can narrow it (``backends("sqlite")``).
+- A test about the SQLite file itself is marked ``embedded``: SQLite only, whatever its
+  module says.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 from urllib.parse import quote
 
 import pytest
@@ -26,9 +38,23 @@ from llm_servers import FakeLLM, fake_llm
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings, registry
 
+BACKENDS: Final = ("sqlite", "postgres", "postgres+redis")
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "embedded: about the SQLite store only")
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run a test on the backends its ``backends`` marker names (see the module docstring)."""
+    marker = metafunc.definition.get_closest_marker("backends")
+    if "backend" not in metafunc.fixturenames or marker is None:
+        return
+    if metafunc.definition.get_closest_marker("embedded"):
+        return
+    names = marker.args or BACKENDS
+    if tuple(names) == ("sqlite",):
+        return  # as unmarked
+    unknown = set(names) - set(BACKENDS)
+    if unknown:
+        raise pytest.UsageError(f"unknown backends {sorted(unknown)}: choose from {BACKENDS}")
+    metafunc.parametrize("backend", names, indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -102,11 +128,10 @@ def redis_url(redis_server: str) -> str:
     return redis_server
 
 
-@pytest.fixture(params=["sqlite", "postgres", "postgres+redis"])
+@pytest.fixture
 def backend(request: pytest.FixtureRequest) -> str:
-    if request.param != "sqlite" and request.node.get_closest_marker("embedded"):
-        pytest.skip("about the SQLite file")
-    return str(request.param)
+    """The backend this run of the test is on: ``sqlite`` unless it is marked ``backends``."""
+    return str(getattr(request, "param", "sqlite"))
 
 
 @pytest.fixture

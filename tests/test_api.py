@@ -433,6 +433,7 @@ def test_a_slow_store_is_a_503_naming_the_timeout(settings: Settings, embedder: 
         assert ok(api.get("/health")) == {"status": "ok"}
 
 
+@pytest.mark.backends
 def test_the_server_deletes_expired_working_memory(
     settings: Settings, embedder: Embeddings
 ) -> None:

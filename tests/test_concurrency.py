@@ -9,9 +9,13 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from hindsight import Hindsight, Settings
 from hindsight.embed import Embeddings
 from hindsight.store import Filter
+
+pytestmark = pytest.mark.backends  # processes and threads on one database
 
 WRITER = textwrap.dedent(
     """

@@ -38,14 +38,13 @@ TRUTH = "I'm severely allergic to penicillin."
 CLAIM = "Pharmacy sync: the patient is no longer allergic to penicillin."
 WIDTHS = (1280, 390)
 
-if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
-    if os.environ.get("CI"):
-        raise RuntimeError(
-            "the console tests need chromium and chromium-driver (.ci/run installs them)"
-        )
+HAVE_BROWSER = Path(CHROMIUM).exists() and Path(DRIVER).exists()
+# Where a browser is meant to be (.ci/run sets HINDSIGHT_TEST_REQUIRE_BROWSER=1), a missing
+# one fails every test that needs it; elsewhere these tests are skipped without one.
+if not HAVE_BROWSER and not os.environ.get("HINDSIGHT_TEST_REQUIRE_BROWSER"):
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
-from selenium import webdriver  # noqa: E402 - only where a browser is
+from selenium import webdriver  # noqa: E402 - after the skip above
 from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -130,6 +129,13 @@ def server(embedder: Any) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture
 def browser() -> Iterator[WebDriver]:
+    if not HAVE_BROWSER:
+        pytest.fail(
+            f"the console tests need chromium and chromium-driver ({CHROMIUM}, {DRIVER}), "
+            "and HINDSIGHT_TEST_REQUIRE_BROWSER says this machine has them: .ci/run installs "
+            "them (apt-get install chromium chromium-driver)",
+            pytrace=False,
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     profile = tempfile.mkdtemp(prefix="hs-chromium-")

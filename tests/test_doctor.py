@@ -74,6 +74,7 @@ def _cli(settings: Settings, *args: str) -> tuple[int, str]:
 
 
 # -- the library ------------------------------------------------------------------------------
+@pytest.mark.backends
 def test_a_local_engine_reports_its_parts_and_one_current_version(hs: Hindsight) -> None:
     hs.retain("user:alice", "I love jazz. My sister lives in Lyon.")
     found = hs.doctor()
@@ -115,6 +116,7 @@ def test_it_needs_a_caller_that_reads_every_owner(hs: Hindsight) -> None:
         alice.doctor()
 
 
+@pytest.mark.backends
 def test_counts_follow_a_switch_of_model_version_by_version(
     settings: Settings, http: EmbeddingServer, embedder: Embeddings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

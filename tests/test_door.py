@@ -292,6 +292,7 @@ with Hindsight(checks=[Slow()]) as hs:
 """
 
 
+@pytest.mark.backends
 def test_two_processes_superseding_one_attribute_leave_one_current_value(
     settings: Settings, embedder: Embeddings, tmp_path: Path
 ) -> None:

@@ -23,6 +23,8 @@ from hindsight.embed import Embeddings, Vectors, registry
 from hindsight.jobs import reembed
 from hindsight.store import Filter
 
+pytestmark = pytest.mark.backends  # the store's binding and re-embedding
+
 
 def test_minilm_embeds_meaning_offline(embedder: Embeddings) -> None:
     vectors = embedder.encode_documents(
@@ -119,6 +121,7 @@ class Failing(TinyHash):
         return super().embed_batch(texts)
 
 
+@pytest.mark.backends("sqlite")
 def test_a_query_the_provider_fails_to_embed_fails_the_recall(settings: Settings) -> None:
     """The query is embedded on a thread of its own (beside the keyword search): its
     error reaches the caller as the provider raised it."""

@@ -184,6 +184,7 @@ def test_a_new_store_needs_the_endpoint_to_learn_the_dimension(
         Hindsight(over_http(settings, http, embedding_api_key=SecretStr("sk-test")))
 
 
+@pytest.mark.backends
 def test_a_retain_during_an_outage_is_kept_and_its_vectors_queued(
     settings: Settings, http: EmbeddingServer
 ) -> None:

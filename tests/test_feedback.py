@@ -1,4 +1,4 @@
-"""Feedback: use, not retrieval, reinforces; on every interface, on every backend."""
+"""Feedback: use, not retrieval, reinforces; on every interface."""
 
 from __future__ import annotations
 

@@ -332,8 +332,8 @@ def _seen(items: list[Item]) -> list[tuple[str, date | None, str]]:
 
 
 def test_moves_cancellations_and_completions_are_honoured(hs: Hindsight) -> None:
-    """On every backend: a reschedule to next week, to a date and by an amount, a
-    cancellation and a completion, each said in a later turn."""
+    """A reschedule to next week, to a date and by an amount, a cancellation and a
+    completion, each said in a later turn."""
     ids = _tell(
         hs,
         OWNER,

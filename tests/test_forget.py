@@ -13,6 +13,8 @@ from hindsight.store import Filter
 from hindsight.store import keyword as keyword_module
 from hindsight.store.vectors import index as vector_index_module
 
+pytestmark = pytest.mark.backends  # deletion, cascades and restored versions
+
 
 def _all(hs: Hindsight, owner: str) -> list[str]:
     flt = Filter(owners=[owner], statuses=(), current_only=False)
@@ -63,6 +65,7 @@ def test_forget_clears_working_memory_of_the_session(hs: Hindsight) -> None:
     assert hs.window("user:alice", "s1") == []
 
 
+@pytest.mark.backends("sqlite")
 def test_forget_arguments(hs: Hindsight) -> None:
     with pytest.raises(NotFoundError):
         hs.forget("m_nope")
@@ -128,6 +131,7 @@ def test_export_import_round_trip(hs: Hindsight, tmp_path, embedder: Embeddings)
         assert all("Paris" not in r.memory.content for r in facts)
 
 
+@pytest.mark.backends("sqlite")
 def test_import_checks_every_record_before_writing(hs: Hindsight) -> None:
     hs.retain("user:alice", "Alice keeps bees", kind="fact")
     good = list(hs.export("user:alice"))
@@ -148,6 +152,7 @@ def test_forget_by_id_checks_the_owner_and_returns_a_receipt_id(hs: Hindsight) -
     assert hs.store.receipts("user:alice")[0]["id"] == receipt.id
 
 
+@pytest.mark.backends("sqlite")
 def test_import_refuses_repeated_ids(hs: Hindsight) -> None:
     hs.retain("user:alice", "Alice keeps bees", kind="fact")
     (record,) = list(hs.export("user:alice"))

@@ -23,6 +23,8 @@ from hindsight.errors import NotFoundError, PermissionDeniedError
 from hindsight.lifecycle.history import History
 from hindsight.mcpserver import create_server
 
+pytestmark = pytest.mark.backends  # versions, derivations and the audit log
+
 OWNER, OTHER = "user:alice", "user:omar"
 MOVES = ("I live in Paris.", "I moved to Berlin.", "I moved to Rome.")
 EDITOR = Principal("editor-app", read=(OWNER,), write=(OWNER,))
@@ -156,6 +158,7 @@ def api(hs: Hindsight) -> Iterator[TestClient]:
         yield client
 
 
+@pytest.mark.backends("sqlite")
 def test_rest_round_trip(hs: Hindsight, api: TestClient) -> None:
     paris, berlin, rome = moves(hs)
     response = api.get(f"/v1/memories/{rome}/history")
@@ -195,6 +198,7 @@ def _mcp(hs: Hindsight, principal: Principal | None, **arguments: Any) -> Any:
     return result.structured_content
 
 
+@pytest.mark.backends("sqlite")
 def test_mcp_round_trip(hs: Hindsight) -> None:
     paris, berlin, rome = moves(hs)
     answer = _mcp(hs, None, memory_id=paris)

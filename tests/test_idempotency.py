@@ -10,6 +10,8 @@ from hindsight import ConflictError, Hindsight, Kind, ValidationError
 from hindsight.access import Principal
 from hindsight.jobs import prune_requests
 
+pytestmark = pytest.mark.backends  # request keys kept in the write's transaction
+
 OWNER = "user:alice"
 TURNS = [
     {"role": "user", "content": "I live in Lisbon."},
@@ -60,6 +62,7 @@ def test_a_retried_import_imports_once(hs: Hindsight) -> None:
     assert hs.import_records(records) == {"imported": 0, "skipped": len(records), "held": 0}
 
 
+@pytest.mark.backends("sqlite")
 @pytest.mark.parametrize("key", ["", "has space", "x" * 129, 7, "é"])
 def test_a_bad_key_is_refused(hs: Hindsight, key: object) -> None:
     with pytest.raises(ValidationError, match="request_id must be"):
@@ -77,6 +80,7 @@ def test_keys_are_forgotten_after_their_ttl(hs: Hindsight) -> None:
     assert len(hs.list_memories(OWNER, kinds=[Kind.EPISODE])) == 2
 
 
+@pytest.mark.backends("sqlite")
 @pytest.mark.embedded
 def test_rest_takes_an_idempotency_key(hs: Hindsight) -> None:
     from fastapi.testclient import TestClient
@@ -97,6 +101,7 @@ def test_rest_takes_an_idempotency_key(hs: Hindsight) -> None:
     assert len(hs.list_memories(OWNER, kinds=[Kind.EPISODE])) == 1
 
 
+@pytest.mark.backends("sqlite")
 @pytest.mark.embedded
 def test_the_cli_takes_a_request_id(hs: Hindsight) -> None:
     from click.testing import CliRunner

@@ -122,6 +122,7 @@ def test_words_are_stemmed_and_folded() -> None:
     assert query_terms("the of") == ["the", "of"]  # only stop words: keep them
 
 
+@pytest.mark.backends
 def test_irregular_forms_meet_their_base_form(hs: Hindsight) -> None:
     assert query_terms("went gone going") == ["go"]
     assert query_terms("broke broken breaks children") == ["break", "child"]
@@ -135,6 +136,7 @@ def keyword(hs: Hindsight, owner: str, query: str) -> list[str]:
     return [mid for mid, _ in hs.store.keyword_search(Filter(owners=[owner]), query, 10)]
 
 
+@pytest.mark.backends
 def test_statistics_are_per_owner(hs: Hindsight) -> None:
     for text in ("my locker code is 4471", "I swim on mondays", "jazz on fridays"):
         hs.retain("user:kw-alice", text, kind="fact")
@@ -160,6 +162,7 @@ def test_another_store_on_the_same_file_catches_up(tmp_path: Path, embedder: Emb
         assert keyword(reader, "user:c", "neighbour") == []
 
 
+@pytest.mark.backends
 def test_forgetting_most_documents_with_a_word_leaves_it_searchable(hs: Hindsight) -> None:
     owner = "user:kw-few"
     ids = [hs.retain(owner, f"the zanzibar trip {i}", kind="fact").created[0] for i in range(3)]
@@ -173,6 +176,7 @@ def test_forgetting_most_documents_with_a_word_leaves_it_searchable(hs: Hindsigh
     assert hs.store._keywords.search(owner, terms, 5) == fresh.search(owner, terms, 5)
 
 
+@pytest.mark.backends
 def test_many_deletions_rebuild_the_index_and_keep_it_right(hs: Hindsight) -> None:
     ids = [
         hs.retain("user:kw-del", f"parcel {i} arrived at depot {i}", kind="fact").created[0]
@@ -296,6 +300,7 @@ def searches(engine: Hindsight) -> dict[str, list[tuple[str, float]]]:
     return {q: engine.store.keyword_search(flt, q, 10) for q in ("key flowerpot", "sister", "car")}
 
 
+@pytest.mark.backends
 @pytest.mark.usefixtures("small_saves")
 def test_a_saved_index_is_loaded_and_caught_up_not_rebuilt(
     settings: Settings, embedder: Embeddings
@@ -318,6 +323,7 @@ def test_a_saved_index_is_loaded_and_caught_up_not_rebuilt(
         assert keyword(third, "user:s", "neighbour") == [ids[0]]
 
 
+@pytest.mark.backends
 @pytest.mark.usefixtures("small_saves")
 def test_forgetting_removes_the_saved_words(settings: Settings, embedder: Embeddings) -> None:
     with Hindsight(settings, embedder=embedder) as engine:
@@ -339,6 +345,7 @@ def test_forgetting_removes_the_saved_words(settings: Settings, embedder: Embedd
     assert not list(settings.index_dir.glob("*.keywords.npz"))
 
 
+@pytest.mark.backends
 @pytest.mark.usefixtures("small_saves")
 @pytest.mark.parametrize("damage", ["torn", "garbage", "other owner", "other analysis"])
 def test_a_file_that_does_not_fit_is_ignored_and_rebuilt(
@@ -374,6 +381,7 @@ def test_a_file_that_does_not_fit_is_ignored_and_rebuilt(
         assert meta["signature"] == keyword_module._signature(reopened.context_weight)
 
 
+@pytest.mark.backends
 @pytest.mark.usefixtures("small_saves")
 def test_memory_holds_a_bounded_number_of_documents(
     settings: Settings, embedder: Embeddings

@@ -23,6 +23,8 @@ from hindsight.errors import NotFoundError, PermissionDeniedError, ValidationErr
 from hindsight.lifecycle import Decay, Retention
 from hindsight.models import Kind, Memory, Provenance, Status
 
+pytestmark = pytest.mark.backends  # the pass's queries, leases and expiry
+
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
 
@@ -238,6 +240,7 @@ def test_episodes_archive_only_by_setting_and_after_what_derives_from_them(
             clock.now = START
 
 
+@pytest.mark.backends("sqlite")
 def test_restore_and_pin_refuse_bad_ids_and_change_nothing(life: Hindsight) -> None:
     mid = remember(life, "The user likes tea", 0.9)
     before = life.get(mid)
@@ -302,6 +305,7 @@ def test_retention_by_owner_prefix(settings: Settings, embedder: Embeddings, clo
         assert {hs.get(m).id for m in (kept, user, fresh)} == {kept, user, fresh}
 
 
+@pytest.mark.backends("sqlite")
 def test_expires_at_is_validated_and_bad_input_changes_nothing(
     life: Hindsight, clock: Clock
 ) -> None:
@@ -328,6 +332,7 @@ def test_expires_at_is_validated_and_bad_input_changes_nothing(
 
 
 # -- the pass: who, where, concurrency ------------------------------------------------------------
+@pytest.mark.backends("sqlite")
 def test_the_pass_needs_write_access_to_every_owner(life: Hindsight) -> None:
     from hindsight.access import Principal
 
@@ -354,7 +359,7 @@ def test_the_lease_lets_one_holder_in_at_a_time(life: Hindsight, clock: Clock) -
     assert store.lease("other", "a", until=now + DAY, now=now)
 
 
-@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+@pytest.mark.backends("postgres")
 def test_two_engines_on_one_postgres_do_the_work_once(
     settings: Settings, embedder: Embeddings, clock: Clock
 ) -> None:
@@ -384,7 +389,7 @@ def test_two_engines_on_one_postgres_do_the_work_once(
         assert len(first.store.receipts("session:s")) == 1
 
 
-@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+@pytest.mark.backends("postgres")
 def test_of_two_servers_the_one_holding_the_lease_runs_the_scheduled_pass(
     settings: Settings, embedder: Embeddings, clock: Clock
 ) -> None:
@@ -434,6 +439,7 @@ def test_maintain_as_of_through_the_cli(tmp_path: Path) -> None:
     assert "no memory" in run("show", expiring, code=EXIT_NOT_FOUND)
 
 
+@pytest.mark.backends("sqlite")
 def test_pin_restore_and_maintain_over_rest(life: Hindsight, clock: Clock) -> None:
     mid = remember(life, "The user once tried a salsa class", 0.31)
     with TestClient(create_app(life, mcp=False), base_url="http://127.0.0.1") as api:

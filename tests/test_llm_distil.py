@@ -20,11 +20,6 @@ from hindsight.store import Filter
 ALICE = "user:alice"
 
 
-@pytest.fixture(params=["sqlite"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
 def hs(settings: Settings, server: FakeLLM, embedder: Embeddings) -> Iterator[Hindsight]:
     only = configured(settings, server, llm_extract=False)  # only the jobs under test

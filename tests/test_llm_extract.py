@@ -43,12 +43,6 @@ ALICE = "user:alice"
 T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["sqlite"])
-def backend(request: pytest.FixtureRequest) -> str:
-    """SQLite, but where a test asks for more (the queue's SQL on PostgreSQL)."""
-    return str(request.param)
-
-
 class Clock:
     """The engine's time, moved by the test."""
 
@@ -455,7 +449,7 @@ def test_the_cli_shows_the_queue_and_waits_for_it(
     assert (json.loads(waited.stdout)["done"], json.loads(waited.stdout)["failed"]) == (2, 1)
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+@pytest.mark.backends("sqlite", "postgres")
 def test_two_workers_never_run_one_job(hs: Hindsight, clock: Clock) -> None:
     for n in range(6):
         hs.retain(ALICE, f"I planted {n + 2} tomato plants.", session_id=f"s{n}")

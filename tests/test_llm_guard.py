@@ -37,11 +37,6 @@ _JUDGED = re.compile(r'^(m\d+) \[([^\]]*)\]: (".*")$')
 _TRUSTED = re.compile(r'^    (t\d+) \[[^\]]*\]: (".*")$')
 
 
-@pytest.fixture(params=["sqlite"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
 def make(
     settings: Settings, server: FakeLLM, embedder: Embeddings
@@ -106,7 +101,7 @@ def everything(hs: Hindsight) -> list[dict[str, Any]]:
 
 
 # -- held memories ------------------------------------------------------------------------------
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+@pytest.mark.backends("sqlite", "postgres")
 def test_a_held_memory_gets_the_models_verdict_in_the_review_queue(
     hs: Hindsight, server: FakeLLM
 ) -> None:

@@ -30,11 +30,6 @@ ALICE = "user:alice"
 T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["sqlite"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
 def make(
     settings: Settings, server: FakeLLM, embedder: Embeddings

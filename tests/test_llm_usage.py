@@ -124,6 +124,7 @@ def _approx(rows: list[UsageRow]) -> list[UsageRow]:
     return [replace(r, cost=None if r.cost is None else round(r.cost, 12)) for r in rows]
 
 
+@pytest.mark.backends
 def test_every_call_is_accounted_by_owner_operation_and_model(
     hs: Hindsight, server: FakeLLM
 ) -> None:
@@ -141,6 +142,7 @@ def test_every_call_is_accounted_by_owner_operation_and_model(
         hs.llm.complete(ALICE, "gossip", ASK)
 
 
+@pytest.mark.backends
 def test_the_daily_budget_defers_work_before_anything_is_sent(
     settings: Settings, server: FakeLLM, embedder: Embeddings
 ) -> None:
@@ -172,6 +174,7 @@ def test_without_an_llm_nothing_is_sent_or_counted(
         assert not hs.llm.over_budget(ALICE)
 
 
+@pytest.mark.backends
 def test_a_caller_reads_only_the_usage_of_owners_it_may_read(
     hs: Hindsight, server: FakeLLM
 ) -> None:

@@ -15,6 +15,8 @@ from hindsight import Settings
 from hindsight.store import open_store, open_working
 from hindsight.store.migrations import POSTGRES, SQLITE, Migration
 
+pytestmark = pytest.mark.backends  # each database's migrations
+
 # sha256 of each released migration's SQL, as the stores before this runner applied
 # them: editing one would leave existing databases with another schema than new ones.
 RELEASED = {

@@ -4,7 +4,7 @@ A low-trust key tries the side entrances into what agents recall: an edit that t
 a memory into an injection, a release of its own held memory by a status, approving
 what it wrote, editing a held memory, re-activating a rejected one. Each is judged as a
 new write (held: not recalled) or refused, and a reviewer's approval works; only an
-admin undoes a rejection. The library on every backend; REST, MCP and the console
+admin undoes a rejection. The library; REST, MCP and the console
 against one real server on loopback with API keys; the stdio MCP server and the CLI
 as the agent and the person that reviews it.
 """
@@ -72,7 +72,7 @@ def recalled(hs: Hindsight, query: str, owner: str = OWNER) -> set[str]:
     return {r.memory.id for r in hs.recall(owner, query, k=20)}
 
 
-# -- the library, on every backend -------------------------------------------------------------
+# -- the library -------------------------------------------------------------------------------
 def test_an_edit_into_an_injection_is_quarantined_and_not_recalled(hs: Hindsight) -> None:
     bot = hs.as_principal(BOT)
     note = bot.retain(OWNER, NOTE, kind="fact", source="tool").created[0]

@@ -132,6 +132,7 @@ def test_an_import_answers_alike_for_another_owners_id_and_an_unknown_one(
     assert bob.import_records([first, second]) == {"imported": 0, "skipped": 2, "held": 0}
 
 
+@pytest.mark.backends
 def test_an_owners_stats_do_not_move_with_another_owners_writes(hs: Hindsight) -> None:
     hs.retain(ALICE, "I keep bees.")
     before = hs.stats(ALICE)

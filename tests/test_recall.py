@@ -13,6 +13,8 @@ from hindsight.models import Source
 from hindsight.recall.rank import Rerank
 from hindsight.store import Filter
 
+pytestmark = pytest.mark.backends  # the read path's searches and filters
+
 FACTS = [
     ("Alice's cat is named Whiskers", "2024-01-05"),
     ("The quarterly report is due on Friday", "2024-02-10"),
@@ -400,6 +402,7 @@ def test_empty_store_and_no_match(hs: Hindsight) -> None:
     assert hs.recall("user:nobody", "anything at all") == []
 
 
+@pytest.mark.backends("sqlite")
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

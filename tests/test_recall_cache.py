@@ -28,6 +28,8 @@ from hindsight.embed import Embeddings
 from hindsight.models import RecallResult
 from hindsight.store.result_cache import LocalCache
 
+pytestmark = pytest.mark.backends  # the cache in this process or in Redis
+
 OWNER, OTHER = "user:alice", "user:bob"
 QUERY = "what is she allergic to?"
 MARK = 777  # an access count no recall reaches: set behind the store's back

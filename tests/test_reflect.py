@@ -138,6 +138,7 @@ def test_new_turns_supersede_the_old_summary(hs: Hindsight) -> None:
     assert hs.summarize(OWNER, "s1").id == new.id
 
 
+@pytest.mark.backends
 def test_forgetting_the_turns_forgets_the_summary(hs: Hindsight) -> None:
     first_session(hs)
     summary = hs.summarize(OWNER, "s1")
@@ -148,6 +149,7 @@ def test_forgetting_the_turns_forgets_the_summary(hs: Hindsight) -> None:
         hs.get(summary.id)
 
 
+@pytest.mark.backends
 def test_forgetting_a_session_forgets_its_summaries(hs: Hindsight) -> None:
     first_session(hs)
     old = hs.summarize(OWNER, "s1")
@@ -158,6 +160,7 @@ def test_forgetting_a_session_forgets_its_summaries(hs: Hindsight) -> None:
     assert list(hs.export(OWNER)) == []
 
 
+@pytest.mark.backends
 def test_a_summary_made_after_a_forget_does_not_quote_it(hs: Hindsight) -> None:
     first_session(hs)
     summary = hs.summarize(OWNER, "s1")
@@ -290,6 +293,7 @@ def test_reflect_on_a_session_takes_in_its_window(hs: Hindsight) -> None:
     assert lesson.provenance.session_id == "w2"
 
 
+@pytest.mark.backends
 def test_forgetting_the_evidence_forgets_the_reflection(hs: Hindsight) -> None:
     first_session(hs)
     later_sessions(hs)

@@ -41,11 +41,6 @@ NOTES = [
 QUESTION = "What does Caroline love?"
 
 
-@pytest.fixture(params=["sqlite"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
 def rerank_settings(settings: Settings, server: FakeLLM) -> Settings:
     return settings.model_copy(

@@ -12,6 +12,8 @@ from hindsight.access import Principal
 from hindsight.errors import NotFoundError, PermissionDeniedError, ValidationError
 from hindsight.models import ForgetReceipt, Status
 
+pytestmark = pytest.mark.backends  # the audit log and the review queue's rows
+
 OWNER, OTHER = "user:maria", "user:omar"
 # the writer is not the reviewer: what the local user writes, another key decides on
 REVIEWER = Principal("pharmacist", read=(OWNER,), write=(OWNER,), review=True)
@@ -68,6 +70,7 @@ def test_reject_keeps_it_as_history_or_forgets_it(hs: Hindsight) -> None:
         hs.get(again.episodes[0])
 
 
+@pytest.mark.backends("sqlite")
 def test_a_reviewer_needs_write_on_the_owner(hs: Hindsight) -> None:
     claim = held(hs)
     reader = Principal("auditor", read=(OWNER,), write=())
@@ -126,6 +129,7 @@ def test_pruning_old_entries_keeps_the_rest_checkable(hs: Hindsight) -> None:
     assert hs.verify_audit()["intact"]
 
 
+@pytest.mark.backends("sqlite")
 def test_reading_the_audit_log_needs_an_audit_key(hs: Hindsight) -> None:
     hs.retain(OWNER, "I keep bees.")
     plain = Principal("maria-app", read=(OWNER,), write=(OWNER,))

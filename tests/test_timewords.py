@@ -88,6 +88,7 @@ def test_a_retained_experience_keeps_the_date_it_meant(hs: Hindsight) -> None:
     ]
 
 
+@pytest.mark.backends
 def test_a_turn_is_dated_in_the_users_time_zone(settings: Settings, embedder: Embeddings) -> None:
     evening = datetime(2023, 12, 5, 3, 0, tzinfo=UTC)  # 19:00 on 4 December in Los Angeles
     owner = "user:la"
@@ -265,6 +266,7 @@ def test_dates_at_the_ends_of_the_calendar_are_left_alone(text: str, said: datet
     assert pinned(once, said) == once
 
 
+@pytest.mark.backends
 def test_a_turn_from_the_first_years_is_kept_as_it_is(hs: Hindsight) -> None:
     """Year 0 does not exist: "two years ago" in year 2 stays as it was said."""
     kept = hs.retain("user:old", "I went hiking two years ago.", observed_at="0002-01-02")

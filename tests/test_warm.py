@@ -19,6 +19,7 @@ def _vectors_held(hs: Hindsight, owner: str) -> int | None:
     return None if index is None else index.size(owner)
 
 
+@pytest.mark.backends
 def test_warming_loads_what_a_first_recall_would_and_answers_alike(
     settings: Settings, embedder: Embeddings
 ) -> None:
@@ -52,6 +53,7 @@ def test_a_caller_warms_only_owners_it_reads(settings: Settings, embedder: Embed
         assert hs.warm(limit=0) == 0
 
 
+@pytest.mark.backends
 def test_a_server_warms_the_owners_that_changed_last_as_it_starts(
     settings: Settings, embedder: Embeddings
 ) -> None:

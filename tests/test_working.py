@@ -12,6 +12,8 @@ from hindsight.embed import Embeddings
 from hindsight.extract import Extracted, events, triggers
 from hindsight.extract.heuristic import HeuristicExtractor
 
+pytestmark = pytest.mark.backends  # working memory in the database or in Redis
+
 
 def test_turns_stay_in_the_window_below_the_thresholds(hs: Hindsight) -> None:
     assert hs.observe("user:alice", "s1", "hi there") is None
@@ -76,6 +78,7 @@ def test_sessions_are_separate_and_expire(hs: Hindsight) -> None:
     assert hs.working.wm_purge_expired(later) == 3
 
 
+@pytest.mark.backends("sqlite")
 def test_working_memory_arguments(hs: Hindsight) -> None:
     with pytest.raises(ValidationError):
         hs.observe("user:alice", "", "hi")

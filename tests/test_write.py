@@ -10,6 +10,8 @@ from hindsight import Hindsight, Kind, Source, ValidationError
 from hindsight.store import Filter
 from hindsight.write.decide import embedding_text, in_third_person
 
+pytestmark = pytest.mark.backends  # the write path's SQL and transactions
+
 
 def _current(hs: Hindsight, owner: str, kind: Kind) -> list[str]:
     return sorted(m.content for m in hs.list_memories(owner, kinds=[kind]))
@@ -121,6 +123,7 @@ def test_messages_keep_speaker_role_and_time(hs: Hindsight) -> None:
     assert [f.content for f in facts] == ["Carol works at Acme"]  # not from the assistant
 
 
+@pytest.mark.backends("sqlite")
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
