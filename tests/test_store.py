@@ -323,6 +323,38 @@ def test_vector_and_keyword_search_stay_within_the_filter(store: Store) -> None:
     assert [h[0] for h in store.keyword_search(mine, "Alice quartet", 5)] == [cello.id]
 
 
+def test_searches_counts_and_writes_at_once_never_wait_on_each_other(store: Store) -> None:
+    # Each of these catches an owner's in-process index up with the database under the
+    # index's lock; a writer between them gives every call something to catch up.
+    put(store, *(memory(ALICE, f"note {i} about the cello quartet") for i in range(50)))
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def loop(call: Any) -> None:
+        try:
+            while not stop.is_set():
+                call()
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    calls = [
+        lambda: store.keyword_search(Filter(owners=[ALICE]), "cello quartet", 5),
+        lambda: store.term_frequencies(ALICE, ["cello", "quartet"]),
+        lambda: store.warm(ALICE),
+        lambda: store.vector_search(Filter(owners=[ALICE]), vector(3), 5),
+        lambda: put(store, memory(ALICE, "one more line about the cello")),
+    ]
+    threads = [threading.Thread(target=loop, args=(call,), daemon=True) for call in calls]
+    for thread in threads:
+        thread.start()
+    stop.wait(2.0)
+    stop.set()
+    for thread in threads:
+        thread.join(20)
+    assert not [t for t in threads if t.is_alive()], "a call waits on another for ever"
+    assert failures == []
+
+
 def test_a_store_keeps_one_model_and_moves_to_another_whole(store: Store) -> None:
     fact = memory(ALICE, "I play the cello")
     put(store, fact)

@@ -89,9 +89,10 @@ class SQLStore(
         if self._closed:
             return
         self._closed = True
-        # Saving keyword indexes catches them up from the store first: not under the
-        # database's lock, which a search holding an index's lock may be waiting for.
-        self._keywords.close()
+        # Saving keyword indexes catches them up from the store first: the database's
+        # lock before the indexes', the order every search keeps (SQLSearch.within).
+        with self.db.searching():
+            self._keywords.close()
         with self.db.lock:
             self.vectors.close()
             self.db.close()

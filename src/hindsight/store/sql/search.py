@@ -39,7 +39,8 @@ class SQLSearch(SQLCore):
         return self.vectors.search(flt, query, k, self)
 
     def term_frequencies(self, owner: str, terms: Collection[str]) -> tuple[dict[str, int], int]:
-        return self._keywords.frequencies(owner, terms)
+        with self.db.searching():  # the index catches up under its lock: see within()
+            return self._keywords.frequencies(owner, terms)
 
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
         terms = query_terms(query)
@@ -65,7 +66,8 @@ class SQLSearch(SQLCore):
         (its lock, where reads take it), taken before an index's own (which catches up
         from the database): a writer holds it while it plans (:meth:`exclusive`) and
         searches an index too, so the order is always the database's lock, then an
-        index's.
+        index's. Everything else that makes an index catch up (counts, warming,
+        closing) takes them in the same order.
         """
         with self.db.searching():
             return self._within(flt, k, hits)
@@ -125,8 +127,9 @@ class SQLSearch(SQLCore):
         return self._keywords.size(owner)
 
     def warm(self, owner: str) -> None:
-        self._keywords.count(owner)  # loads its saved index or builds it, caught up
-        self.vectors.warm(owner)
+        with self.db.searching():  # the indexes catch up under their locks: see within()
+            self._keywords.count(owner)  # loads its saved index or builds it, caught up
+            self.vectors.warm(owner)
 
     def keyword_snapshot(self, owner: str) -> tuple[list[tuple[int, str, str]], int]:
         with self.db.snapshot():  # one consistent read: the head and the rows it covers
