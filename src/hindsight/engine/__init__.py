@@ -23,10 +23,12 @@ from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.engine.conversations import Conversations
 from hindsight.engine.edits import Edits
+from hindsight.engine.entities import Entities
 from hindsight.engine.oversight import Oversight
 from hindsight.engine.queue import JobQueueOps
 from hindsight.engine.reads import Reads
 from hindsight.engine.writes import Writes
+from hindsight.entities.cache import Graphs
 from hindsight.errors import ValidationError
 from hindsight.extract import Extractor
 from hindsight.extract import registry as extractors
@@ -51,7 +53,7 @@ from hindsight.write.door import Checkpoint, Door, Operation, WriteContext, chec
 from hindsight.write.ingest import Ingest
 
 
-class Hindsight(Writes, Reads, Edits, Oversight, Conversations, JobQueueOps):
+class Hindsight(Writes, Reads, Edits, Oversight, Conversations, Entities, JobQueueOps):
     """Long-term and working memory for agents, embedded in the calling process.
 
     >>> hs = Hindsight()                                        # doctest: +SKIP
@@ -121,6 +123,7 @@ class Hindsight(Writes, Reads, Edits, Oversight, Conversations, JobQueueOps):
         self._sessions = Sessions(settings, self.working, self._ingest, clock=self._clock)
         self._retention = Retention(settings.retention)
         self._distil = Distil(self.store, self._ingest)
+        self._graphs = Graphs(self.store)
         # the LLM (hindsight.llm): made on first use; every call accounted in the store
         self.llm = Meter(
             settings,

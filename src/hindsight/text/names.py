@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["may_name", "resolve", "skeleton"]
+__all__ = ["family", "is_given_name", "may_name", "resolve", "same_person", "skeleton"]
 
 _WORD: Final = re.compile(r"[^\W\d_]+")  # "Caroline's": the name, then "s"
 _VOWELS: Final = frozenset("aeiouy")
@@ -38,6 +38,7 @@ angela angie
 anthony tony
 arthur art artie
 barbara barb babs
+bartholomew bart barty
 benjamin ben benji benny
 bradley brad
 brian bri
@@ -184,6 +185,16 @@ def _family(name: str) -> frozenset[str]:
     return _BY_SKELETON.get(skeleton(name), frozenset())
 
 
+def is_given_name(word: str) -> bool:
+    """Whether ``word`` is a given name of the table, or a short form of one."""
+    return word.lower() in _FAMILIES
+
+
+def family(word: str) -> frozenset[str]:
+    """The full given names ``word`` may stand for (lower-cased; empty if none known)."""
+    return _family(word.lower())
+
+
 def _distance(a: str, b: str, limit: int) -> int:
     """Levenshtein distance, or ``limit + 1`` once it must exceed ``limit``."""
     if abs(len(a) - len(b)) > limit:
@@ -199,7 +210,7 @@ def _distance(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
-def _same_person(word: str, name: str) -> bool:
+def same_person(word: str, name: str) -> bool:
     """Whether lower-cased ``word`` may be ``name`` (lower-cased, known to the store)."""
     if not _family(word).isdisjoint(_family(name)):
         return True  # "mike" and "michael", "mike" and "mick", "mo" and "muhhamed"
@@ -274,7 +285,7 @@ def resolve(query: str, names: Iterable[str]) -> str:
         lower = word.lower()
         if not word[0].isupper() or lower in known or lower in _OPENERS:
             return word
-        alike = {known[k] for k in known if _same_person(lower, k)}
+        alike = {known[k] for k in known if same_person(lower, k)}
         return alike.pop() if len(alike) == 1 else word
 
     return _WORD.sub(spelled, query)

@@ -1,0 +1,436 @@
+"""An owner's entities: the mentions of their memories merged into one page each, with
+aliases, facts and relations, and found again by any of their names.
+
+Merging is careful: two names are one entity only when nothing tells them apart and
+exactly one entity fits. "my uncle Bartholomew", "Uncle Bart" and "B. Nowak" are one
+when Bartholomew's surname is Nowak somewhere ("Bart" is a short form of Bartholomew,
+both are the speaker's uncle, "B." is his initial); "Bart from accounting" is another
+(an uncle is not "from accounting"); a "Bart" that either could be joins the one named
+so most often. A role named without a name ("my niece") is the one entity given that
+role, if there is exactly one, and a page of its own ("my niece") otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from difflib import SequenceMatcher
+from typing import Final
+
+from hindsight.entities.mentions import KIN, RELATIVES, Mention, read
+from hindsight.text.names import family, same_person
+
+__all__ = ["Entity", "Fact", "Graph", "Related", "Said"]
+
+_KIND_RANK: Final = {"other": 0, "project": 1, "place": 2, "organization": 3, "pet": 4, "person": 5}
+_PEOPLE: Final = ("person", "other", "pet")
+_GENERIC_SPEAKERS: Final = frozenset({"user", "assistant", "system", "me", "i"})
+_WORDS: Final = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*\.?")
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What a memory gives the graph: its id, words, speaker and time."""
+
+    memory_id: str
+    content: str
+    speaker: str | None = None
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    content: str
+    memory_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    name: str
+    relation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """One page: its name (the fullest it is called), every other name it goes by, its
+    kind, what was said of it (oldest first) and what it is linked with."""
+
+    name: str
+    kind: str
+    aliases: tuple[str, ...]
+    facts: tuple[Fact, ...]
+    related: tuple[Related, ...]
+    roles: tuple[str, ...] = ()
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+@dataclass(slots=True)
+class _Node:
+    """Mentions of one name (with one role) before merging."""
+
+    name: str
+    kind: Counter[str] = field(default_factory=Counter)
+    roles: set[tuple[str, str | None]] = field(default_factory=set)  # (role, of)
+    surfaces: Counter[str] = field(default_factory=Counter)
+    memories: dict[str, None] = field(default_factory=dict)  # ordered set
+    strong: bool = False
+
+    @property
+    def words(self) -> list[str]:
+        return self.name.split()
+
+    def role_words(self) -> set[str]:
+        return {role for role, _ in self.roles}
+
+
+class _Sets:
+    """Union-find over node numbers."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, a: int) -> int:
+        self.parent.setdefault(a, a)
+        while self.parent[a] != a:
+            self.parent[a] = self.parent[self.parent[a]]
+            a = self.parent[a]
+        return a
+
+    def union(self, a: int, b: int) -> None:
+        self.parent[self.find(b)] = self.find(a)
+
+
+def _given_fits(short: str, full: str) -> bool:
+    """Whether given name ``short`` may be ``full``: the same, a short form, or a
+    beginning of three letters or more ("Bart", "Bartholomew")."""
+    a, b = short.lower().rstrip("."), full.lower().rstrip(".")
+    if a == b:
+        return True
+    if short.endswith(".") and len(a) == 1:
+        return b.startswith(a)
+    if len(a) >= 3 and b.startswith(a):
+        return True
+    return bool(family(a) & (family(b) | {b})) or same_person(a, b)
+
+
+def _names_fit(a: _Node, b: _Node) -> bool:
+    """Whether the names of ``a`` and ``b`` may be one person's: given names that fit
+    and no two different surnames ("B. Nowak" and "Bartholomew Nowak")."""
+    wa, wb = a.words, b.words
+    if len(wa) > 1 and len(wb) > 1 and wa[-1].lower() != wb[-1].lower():
+        return False
+    if len(wa) == 1 and len(wb) > 1 and wa[0].lower() == wb[-1].lower():
+        return True  # "Nowak" and "Bartholomew Nowak"
+    if len(wb) == 1 and len(wa) > 1 and wb[0].lower() == wa[-1].lower():
+        return True
+    if (wa[0].endswith(".") and len(wa) == 1) or (wb[0].endswith(".") and len(wb) == 1):
+        return False  # an initial alone says too little
+    return _given_fits(wa[0], wb[0]) or _given_fits(wb[0], wa[0])
+
+
+def _initials(node: _Node) -> set[str]:
+    """Keys a name is looked up under when merging: its first and last initials and
+    those of the full names its given name is a short form of."""
+    words = node.words
+    keys = {words[0][0].lower(), "last:" + words[-1].lower()}
+    if len(words) > 1:
+        keys.add("last:" + words[-1].lower())
+    keys |= {full[0] for full in family(words[0].lower().rstrip("."))}
+    if len(words) == 1:
+        keys.add("last:" + words[0].lower())  # "Nowak" alone may be a surname
+    return keys
+
+
+def _roles_fit(a: set[tuple[str, str | None]], b: set[tuple[str, str | None]]) -> bool:
+    """Two sets of roles of one entity? Either unknown, or one role in common; a kinship
+    role and a workplace ("from accounting") tell two people apart."""
+    return not a or not b or bool(a & b)
+
+
+class Graph:
+    """An owner's entities, built from what their memories say."""
+
+    def __init__(self, said: Iterable[Said]) -> None:
+        self._nodes: list[_Node] = []
+        self._by_key: dict[tuple[str, str | None, str | None], int] = {}
+        self._nameless: dict[tuple[str, str | None], _Node] = {}
+        self._texts: dict[str, tuple[str, datetime | None]] = {}
+        links: list[tuple[int, str, int, str]] = []  # node, relation, node, memory
+        for s in said:
+            self._texts[s.memory_id] = (s.content, s.at)
+            links.extend(self._read(s))
+        self._sets = _Sets()
+        self._merge()
+        self.entities, self._of_root = self._pages(links)
+        self._lookup: dict[str, list[int]] = defaultdict(list)
+        for index, entity in enumerate(self.entities):
+            for name in entity.names():
+                self._lookup[name.casefold()].append(index)
+
+    # -- reading -------------------------------------------------------------------------
+    def _node(self, m: Mention, speaker: str | None) -> int:
+        of = m.of if m.of is not None else speaker
+        role = (m.role, of) if m.role else None
+        key = (m.name.casefold(), *role) if role else (m.name.casefold(), None, None)
+        index = self._by_key.get(key)
+        if index is None:
+            index = self._by_key[key] = len(self._nodes)
+            self._nodes.append(_Node(m.name))
+        node = self._nodes[index]
+        if role:
+            node.roles.add(role)
+        return index
+
+    def _read(self, s: Said) -> list[tuple[int, str, int, str]]:
+        speaker = s.speaker if s.speaker and s.speaker.lower() not in _GENERIC_SPEAKERS else None
+        mentions, links = read(s.content)
+        placed: dict[int, int] = {}
+        for i, m in enumerate(mentions):
+            if not m.name:  # "my niece": resolved once every name is known
+                of = m.of if m.of is not None else speaker
+                nameless = self._nameless.setdefault((m.role or "", of), _Node(m.surface))
+                nameless.kind[m.kind] += 1
+                nameless.memories[s.memory_id] = None
+                placed[i] = -1  # linked to no name
+                continue
+            index = self._node(m, speaker)
+            node = self._nodes[index]
+            node.kind[m.kind] += 1
+            node.surfaces[m.surface] += 1
+            node.memories[s.memory_id] = None
+            node.strong = node.strong or not m.weak
+            placed[i] = index
+        out = []
+        speaker_node = None
+        if speaker is not None:
+            speaker_node = self._node(Mention(speaker, speaker, "person", 0), None)
+            node = self._nodes[speaker_node]
+            node.kind["person"] += 1
+            node.surfaces[speaker] += 1
+            node.strong = True
+        for link in links:
+            a = speaker_node if link.subject == -1 else placed.get(link.subject)
+            b = placed.get(link.object)
+            if a is not None and b is not None and a >= 0 and b >= 0 and a != b:
+                out.append((a, link.relation, b, s.memory_id))
+        for i, m in enumerate(mentions):  # "my uncle Bart": Bart is the speaker's uncle
+            if m.role in RELATIVES and m.of is None and speaker_node is not None and placed[i] >= 0:
+                out.append((placed[i], f"{m.role} of", speaker_node, s.memory_id))
+        return out
+
+    # -- merging -------------------------------------------------------------------------
+    def _union(self, a: int, b: int) -> None:
+        ra, rb = self._sets.find(a), self._sets.find(b)
+        if ra != rb:
+            self._sets.union(ra, rb)
+            self._root_roles[ra] = self._root_roles.pop(ra, set()) | self._root_roles.pop(rb, set())
+
+    def _merge(self) -> None:
+        nodes = self._nodes
+        strong = {n.name for n in nodes if n.strong}
+        live = [i for i, n in enumerate(nodes) if n.name in strong]
+        self._live = live
+        self._root_roles = {i: set(nodes[i].roles) for i in live}
+        # one name with roles that tell people apart stays several entities; the same
+        # name with no role joins the one of them named most
+        by_name: dict[str, list[int]] = defaultdict(list)
+        for i in live:
+            by_name[nodes[i].name.casefold()].append(i)
+        for group in by_name.values():
+            with_role = [i for i in group if nodes[i].roles]
+            bare = [i for i in group if not nodes[i].roles]
+            if len(with_role) <= 1:
+                for i in group[1:]:
+                    self._union(group[0], i)
+                continue
+            for x in with_role:  # roles that fit ("uncle", "uncle" of two turns) join
+                for y in with_role:
+                    if x < y and _roles_fit(self._roles(x), self._roles(y)):
+                        self._union(x, y)
+            if bare:
+                most = max(with_role, key=lambda i: len(nodes[i].memories))
+                for i in bare:
+                    self._union(most, i)
+        # a name joins the one fuller entity it may be, if there is only one; candidates
+        # share an initial with it (a first or a last name, or a short form's full name)
+        buckets: dict[str, list[int]] = defaultdict(list)
+        for i in live:
+            for key in _initials(nodes[i]):
+                buckets[key].append(i)
+        order = sorted(live, key=lambda i: (-len(nodes[i].words), -len(nodes[i].name)))
+        for i in order:  # fuller names first, so a short one finds them already joined
+            a = nodes[i]
+            if self._kind(a) not in _PEOPLE:
+                continue
+            fits: set[int] = set()
+            for j in {j for key in _initials(a) for j in buckets[key]}:
+                b = nodes[j]
+                root = self._sets.find(j)
+                if root == self._sets.find(i) or root in fits or self._kind(b) not in _PEOPLE:
+                    continue
+                if (len(b.words), len(b.name)) < (len(a.words), len(a.name)):
+                    continue
+                if _names_fit(a, b) and _roles_fit(self._roles(i), self._roles(j)):
+                    fits.add(root)
+            if len(fits) == 1:
+                self._union(fits.pop(), i)
+
+    def _roles(self, i: int) -> set[tuple[str, str | None]]:
+        return self._root_roles.get(self._sets.find(i), set())
+
+    def _kind(self, node: _Node) -> str:
+        kinds = node.kind or Counter({"other": 1})
+        return max(kinds, key=lambda k: (kinds[k] if k != "other" else 0, _KIND_RANK[k]))
+
+    # -- pages ---------------------------------------------------------------------------
+    def _pages(self, links: list[tuple[int, str, int, str]]) -> tuple[list[Entity], dict[int, int]]:
+        nodes = self._nodes
+        groups: dict[int, list[int]] = defaultdict(list)
+        for i in self._live:
+            groups[self._sets.find(i)].append(i)
+        # nameless roles: the one entity with that role, else a page of their own
+        by_role: dict[tuple[str, str | None], set[int]] = defaultdict(set)
+        for root, members in groups.items():
+            for i in members:
+                for held in nodes[i].roles:
+                    by_role[held].add(root)
+        extra: dict[int, list[str]] = defaultdict(list)  # root -> memories said namelessly
+        extra_alias: dict[int, list[str]] = defaultdict(list)
+        for (role, of), node in self._nameless.items():
+            roots = by_role.get((role, of), set())
+            if len(roots) == 1:
+                root = next(iter(roots))
+            else:
+                root = len(nodes)
+                nodes.append(node)
+                node.roles.add((role, of))
+                node.strong = True
+                groups[root] = [root]
+                self._sets.parent[root] = root
+            extra[root].extend(node.memories)
+            extra_alias[root].append(node.name)
+        of_root: dict[int, int] = {}
+        entities: list[Entity] = []
+        names: dict[int, str] = {}
+        for root, members in groups.items():
+            surfaces: Counter[str] = Counter()
+            kinds: Counter[str] = Counter()
+            memories: dict[str, None] = {}
+            for i in members:
+                surfaces.update(nodes[i].surfaces or {nodes[i].name: 1})
+                kinds.update(nodes[i].kind)
+                memories.update(nodes[i].memories)
+            for mid in extra.get(root, []):
+                memories[mid] = None
+            # the fullest name it goes by: most words, then the most said
+            plain = [n.name for n in (nodes[i] for i in members)]
+            name = max(plain, key=lambda s: (len(s.split()), sum(c.isalpha() for c in s) > 2,
+                                             surfaces[s], len(s)))  # fmt: skip
+            aliases = [s for s in dict.fromkeys([*plain, *surfaces, *extra_alias.get(root, [])])
+                       if s != name]  # fmt: skip
+            kind = self._kind(_Node(name, kind=kinds))
+            roles = sorted({role for i in members for role, _ in nodes[i].roles})
+            if kind == "other" and any(r in KIN for r in roles):
+                kind = "person"
+            names[root] = name
+            of_root[root] = len(entities)
+            facts = [Fact(self._texts[mid][0], mid) for mid in self._by_time(memories)]
+            entities.append(Entity(name, kind, tuple(aliases), tuple(facts), (), tuple(roles)))
+        related: dict[int, dict[tuple[str, str], None]] = defaultdict(dict)
+        for a, relation, b, _ in links:
+            ra, rb = self._sets.find(a), self._sets.find(b)
+            if ra == rb or ra not in of_root or rb not in of_root:
+                continue
+            related[of_root[ra]][(names[rb], relation)] = None
+            related[of_root[rb]][(names[ra], _inverse(relation))] = None
+        for index, pairs in related.items():
+            e = entities[index]
+            entities[index] = Entity(e.name, e.kind, e.aliases, e.facts,
+                                     tuple(Related(n, r) for n, r in pairs), e.roles)  # fmt: skip
+        return entities, of_root
+
+    def _by_time(self, memories: dict[str, None]) -> list[str]:
+        floor = datetime.min
+
+        def when(mid: str) -> datetime:
+            at = self._texts[mid][1]
+            return at.replace(tzinfo=None) if at is not None else floor
+
+        return sorted(memories, key=when)
+
+    # -- finding -------------------------------------------------------------------------
+    def find(self, name: str) -> Entity | None:
+        """The entity called ``name`` (any alias, case-insensitively; a role as "my
+        uncle"), else the one whose name is spelled most like it, if only one is."""
+        wanted = " ".join(name.split()).casefold()
+        exact = self._lookup.get(wanted, [])
+        if exact:
+            return max((self.entities[i] for i in exact), key=lambda e: len(e.facts))
+        role = wanted.removeprefix("my ").removeprefix("the ")
+        with_role = [e for e in self.entities if role in e.roles]
+        if len(with_role) == 1:
+            return with_role[0]
+        # a spelling of one of its names: the closest, if no other is as close
+        scores = sorted(
+            (
+                (SequenceMatcher(None, wanted, key).ratio(), i)
+                for key, found in self._lookup.items()
+                for i in found
+            ),
+            reverse=True,
+        )
+        if scores and scores[0][0] >= 0.8 and (len(scores) == 1 or scores[1][0] < scores[0][0]
+                                               or scores[1][1] == scores[0][1]):  # fmt: skip
+            return self.entities[scores[0][1]]
+        return None
+
+    def named_in(self, text: str) -> list[Entity]:
+        """The entities ``text`` names: by any alias, or a role ("my niece")."""
+        found: dict[int, None] = {}
+        words = [w.casefold() for w in _WORDS.findall(text)]
+        for n in (3, 2, 1):
+            for start in range(len(words) - n + 1):
+                key = " ".join(words[start : start + n])
+                for i in self._lookup.get(key, []):
+                    if len(key) > 2:
+                        found[i] = None
+        for index, word in enumerate(words):
+            if index and words[index - 1] in ("my", "our", "his", "her", "their"):
+                word = word.removesuffix("'s").removesuffix("\u2019s")
+                with_role = [i for i, e in enumerate(self.entities) if word in e.roles]
+                if len(with_role) == 1:
+                    found[with_role[0]] = None
+        return [self.entities[i] for i in found]
+
+    def related_to(self, entity: Entity) -> list[Entity]:
+        """The entities a page links to."""
+        out = []
+        for r in entity.related:
+            other = self.find(r.name)
+            if other is not None and other.name != entity.name:
+                out.append(other)
+        return out
+
+
+_INVERSE: Final = {
+    "lives in": "home of", "lived in": "former home of", "born in": "birthplace of",
+    "grew up in": "where grew up", "from": "home of", "coaches": "coached by",
+    "coached": "coached by", "works at": "employs", "plays for": "has player",
+    "played for": "had player", "manages": "managed by", "managed": "managed by",
+    "runs": "run by", "owns": "owned by", "founded": "founded by", "attends": "attended by",
+    "attended": "attended by", "member of": "has member", "visited": "visited by",
+}  # fmt: skip
+_SYMMETRIC: Final = frozenset({"married", "engaged to", "dating", "friends with"})
+
+
+def _inverse(relation: str) -> str:
+    if relation in _SYMMETRIC:
+        return relation
+    if relation.endswith(" of"):
+        return relation.removesuffix(" of")  # "uncle of" -> the other's "uncle"
+    return _INVERSE.get(relation, f"{relation} (by)")
