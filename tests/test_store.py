@@ -317,6 +317,9 @@ def test_vector_and_keyword_search_stay_within_the_filter(store: Store) -> None:
     assert [h[0] for h in store.vector_search(Filter(owners=[BOB]), vector(1), 5)] == [bobs.id]
     assert [h[0] for h in store.keyword_search(mine, "cello", 5)] == [cello.id]
     assert store.keyword_search(replace(mine, kinds=[Kind.EPISODE]), "cello", 5) == []
+    everyone = [cello.id, piano.id, bobs.id]
+    assert store.passing(mine, everyone) == {cello.id, piano.id}
+    assert store.passing(replace(mine, kinds=[Kind.EPISODE]), everyone) == set()
     frequencies, docs = store.term_frequencies(ALICE, ["cello", "violin"])
     assert frequencies.get("cello") == 1 and not frequencies.get("violin") and docs == 2
     store.warm(ALICE)

@@ -151,6 +151,9 @@ class Settings(BaseSettings):
     fusion: Literal["rrf", "minmax"] = "minmax"  # see BENCHMARKS.md
     rrf_k: int = Field(default=60, gt=0)
     candidates: int = Field(default=100, gt=0)
+    # recall's entity channel: memories linked to the people, places and things the
+    # query names, and one hop further (hindsight.entities); see BENCHMARKS.md
+    entity_channel: bool = False
     recency_half_life_days: float = Field(default=30.0, gt=0)
     # the users' time zone: whose days "yesterday" and "8 May" are in what is retained,
     # and in a query when a recall names no time zone of its own

@@ -116,14 +116,19 @@ class Hindsight(Writes, Reads, Edits, Oversight, Conversations, Entities, JobQue
             door=self._door,
             zone=self._zone,
         )
+        self._graphs = Graphs(self.store)
         self._search = Search(
-            settings, self.store, self.embedder, clock=self._clock, reranker=reranker
+            settings,
+            self.store,
+            self.embedder,
+            clock=self._clock,
+            reranker=reranker,
+            graphs=self._graphs,
         )
         self._recall = RecallCache(self.store, self._search, open_result_cache(settings))
         self._sessions = Sessions(settings, self.working, self._ingest, clock=self._clock)
         self._retention = Retention(settings.retention)
         self._distil = Distil(self.store, self._ingest)
-        self._graphs = Graphs(self.store)
         # the LLM (hindsight.llm): made on first use; every call accounted in the store
         self.llm = Meter(
             settings,

@@ -12,6 +12,7 @@ role, if there is exactly one, and a page of its own ("my niece") otherwise.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -22,6 +23,7 @@ from typing import Final
 
 from hindsight.entities.mentions import KIN, RELATIVES, Mention, read
 from hindsight.text.names import family, same_person
+from hindsight.text.terms import query_terms, text_terms
 
 __all__ = ["Entity", "Fact", "Graph", "Related", "Said"]
 
@@ -415,6 +417,36 @@ class Graph:
             if other is not None and other.name != entity.name:
                 out.append(other)
         return out
+
+    def linked(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """Memories linked to the entities ``query`` names, and one hop further (the
+        niece's husband -> the club he coaches), best first: recall's entity channel.
+
+        A memory scores by how many of the query's other words it holds (the entity's
+        own names left out), halved one hop away, over the log of how much is said of
+        its entity, so a name in every turn (a speaker's) counts for little.
+        """
+        named = self.named_in(query)
+        if not named:
+            return []
+        own = {t for e in named for name in e.names() for t in text_terms(name)}
+        wanted = set(query_terms(query)) - own
+        scores: dict[str, float] = {}
+        seen = {e.name for e in named}
+        hops = [(e, 1.0) for e in named]
+        for entity in named:
+            for other in self.related_to(entity):
+                if other.name not in seen:
+                    seen.add(other.name)
+                    hops.append((other, 0.5))
+        for entity, weight in hops:
+            spread = math.log2(2 + len(entity.facts))
+            for fact in entity.facts:
+                overlap = len(wanted & text_terms(fact.content))
+                score = weight * (1 + overlap) / spread
+                if score > scores.get(fact.memory_id, 0.0):
+                    scores[fact.memory_id] = score
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
 _INVERSE: Final = {

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from datetime import UTC, datetime
 from functools import partial
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
@@ -45,6 +45,9 @@ from hindsight.store import Filter, Store
 from hindsight.text.names import may_name, resolve
 from hindsight.text.terms import query_terms, text_terms
 from hindsight.text.timewords import asked_period
+
+if TYPE_CHECKING:
+    from hindsight.entities.cache import Graphs
 
 # Recall reads whole only this many of the best fused candidates (at least 5 k).
 HYDRATE_DEPTH: Final = 50
@@ -95,8 +98,10 @@ class Search:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         reranker: Reranker | None = None,
+        graphs: Graphs | None = None,
     ) -> None:
         self.settings = settings
+        self.graphs = graphs if settings.entity_channel else None
         self.store = store
         self.embedder = embedder
         self.clock = clock
@@ -139,6 +144,10 @@ class Search:
             if not unavailable:
                 channels[f"dense:{i}"] = _unless_down(partial(dense_of, sub), unavailable)
             channels[f"bm25:{i}"] = self.store.keyword_search(flt, sub, n)
+        if self.graphs is not None:
+            linked = [hit for owner in flt.owners for hit in self.graphs.of(owner).linked(query, n)]
+            passed = self.store.passing(flt, [mid for mid, _ in linked]) if linked else set()
+            channels["entity"] = [hit for hit in linked if hit[0] in passed]
         ranked = rank_channels(channels)
         fused = fuse_channels(ranked, fusion=self.settings.fusion, rrf_k=self.settings.rrf_k)
         # Only the best fused candidates are read whole (reading them was most of a

@@ -228,6 +228,10 @@ class Search(Protocol):
     def keyword_search(self, flt: Filter, query: str, k: int) -> list[tuple[str, float]]:
         """Memory ids and BM25 scores (higher is better), best first, within the filter."""
 
+    def passing(self, flt: Filter, ids: Collection[str]) -> set[str]:
+        """Those of ``ids`` whose memories are within the filter (hits found elsewhere,
+        such as recall's entity channel)."""
+
     def generations(self, owners: Sequence[str]) -> dict[str, int]:
         """For each owner, a number that grows with every committed change to its
         memories, made by any process (a write, an update, a forget, a re-embedding: each

@@ -55,6 +55,17 @@ class SQLSearch(SQLCore):
 
         return self.within(flt, k, hits)
 
+    def passing(self, flt: Filter, ids: Collection[str]) -> set[str]:
+        where, params = filter_sql(flt)
+        passed: set[str] = set()
+        for chunk in chunks(sorted(set(ids))):
+            among, values = self.db.among(chunk)
+            rows = self.db.read(
+                f"SELECT id FROM memories AS m WHERE id {among} AND {where}", (*values, *params)
+            )
+            passed.update(mid for (mid,) in rows)
+        return passed
+
     def within(self, flt: Filter, k: int, hits: Hits) -> list[tuple[str, float]]:
         """The best ``k`` of an index's hits (row keys, scores) that pass the filter.
 

@@ -1,0 +1,151 @@
+"""Entities: mentions read from words, aliases merged carefully, pages found by any
+name, and recall's entity channel following one hop."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight import Hindsight, NotFoundError, Settings, ValidationError
+from hindsight.embed import Embeddings
+from hindsight.entities import Graph, Said
+from hindsight.entities.mentions import read
+from hindsight.store import Filter
+
+ALICE = "user:alice"
+
+FAMILY = [
+    ("m1", "My uncle Bartholomew lives in Gdańsk."),
+    ("m2", "Uncle Bart called me on Sunday about fishing."),
+    ("m3", "Bartholomew Nowak is my mother's brother."),
+    ("m4", "B. Nowak signed the lease for the flat."),
+    ("m5", "Bart from accounting sent the quarterly report."),
+    ("m6", "My niece Anna married Tom last year."),
+    ("m7", "Tom coaches the Falcons on weekends."),
+    ("m8", "My dog Rex hates the vacuum."),
+    ("m9", "Anna works at Acme Corp now."),
+]
+
+
+@pytest.fixture(scope="module")
+def family() -> Graph:
+    return Graph(Said(mid, text, "Alice") for mid, text in FAMILY)
+
+
+def named(text: str) -> list[tuple[str, str, str | None]]:
+    return [(m.name, m.kind, m.role) for m in read(text)[0]]
+
+
+def test_names_roles_and_kinds_are_read_from_the_words() -> None:
+    assert named("My uncle Bartholomew lives in Gdańsk.") == [
+        ("Bartholomew", "person", "uncle"),
+        ("Gdańsk", "place", None),
+    ]
+    assert named("Dr. Chen saw B. Nowak.") == [
+        ("Chen", "person", "doctor"),
+        ("B. Nowak", "other", None),
+    ]
+    assert named("My dog Rex and I visited Łódź.") == [
+        ("Rex", "pet", "dog"),
+        ("Łódź", "place", None),
+    ]
+    assert named("Bart from accounting works at Acme Corp.") == [
+        ("Bart", "person", "accounting"),
+        ("Acme Corp", "organization", None),
+    ]
+    assert named("We started the Atlas project in May.") == [("Atlas", "project", None)]
+    # a word opening a sentence is a name only if it is one elsewhere too
+    assert read("Honestly the week was long.")[0][0].weak
+
+
+def test_relations_are_read_between_names_and_roles() -> None:
+    mentions, links = read("My niece Anna married Tom last year. Tom coaches the Falcons.")
+    said = {(mentions[x.subject].name, x.relation, mentions[x.object].name) for x in links}
+    assert said == {("Anna", "married", "Tom"), ("Tom", "coaches", "Falcons")}
+    mentions, links = read("Anna's husband Tom works at Acme Corp.")
+    said = {(mentions[x.subject].name, x.relation, mentions[x.object].name) for x in links}
+    assert said == {("Tom", "husband of", "Anna"), ("Tom", "works at", "Acme Corp")}
+    _, links = read("I work at Google.")
+    assert [(link.subject, link.relation) for link in links] == [(-1, "works at")]
+
+
+def test_aliases_of_one_person_merge_and_a_namesake_stays_apart(family: Graph) -> None:
+    uncle = family.find("Uncle Bart")
+    assert uncle is not None and uncle.name == "Bartholomew Nowak"
+    assert set(uncle.aliases) == {"Bartholomew", "Bart", "Uncle Bart", "B. Nowak"}
+    assert [f.memory_id for f in uncle.facts] == ["m1", "m2", "m3", "m4"]  # under any name
+    assert ("Gdańsk", "lives in") in {(r.name, r.relation) for r in uncle.related}
+    colleague = family.find("Bart from accounting")
+    assert colleague is not None and colleague is not uncle
+    assert [f.memory_id for f in colleague.facts] == ["m5"]
+
+
+def test_a_page_is_found_by_any_name_a_role_or_a_near_spelling(family: Graph) -> None:
+    for name in ("b. nowak", "BARTHOLOMEW", "my uncle", "Bartholemew"):
+        found = family.find(name)
+        assert found is not None and found.name == "Bartholomew Nowak", name
+    niece = family.find("my niece")
+    assert niece is not None and niece.name == "Anna" and niece.kind == "person"
+    assert family.find("Zebedee") is None
+
+
+def test_relations_link_both_pages(family: Graph) -> None:
+    tom = family.find("Tom")
+    falcons = family.find("Falcons")
+    assert tom is not None and falcons is not None and falcons.kind == "organization"
+    assert {(r.name, r.relation) for r in tom.related} == {
+        ("Anna", "married"),
+        ("Falcons", "coaches"),
+    }
+    assert [(r.name, r.relation) for r in falcons.related] == [("Tom", "coached by")]
+    alice = family.find("Alice")  # the speaker: "my niece" is her niece
+    assert alice is not None and ("Anna", "niece") in {(r.name, r.relation) for r in alice.related}
+
+
+def test_the_entity_channel_follows_one_hop(family: Graph) -> None:
+    linked = dict(family.linked("Which club does the man my niece married coach?", 10))
+    assert set(linked) == {"m6", "m9", "m7"}  # Anna's, and Tom's (her husband's)
+    assert linked["m7"] < linked["m6"]  # one hop away counts for less
+    assert family.linked("What is the weather like?", 10) == []
+
+
+def test_the_engine_keeps_pages_current_and_audits_a_page_read(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    settings = settings.model_copy(update={"audit_recalls": True})
+    with Hindsight(settings, embedder=embedder) as hs:
+        hs.retain(ALICE, "My uncle Bartholomew lives in Gdańsk.")
+        assert [e.name for e in hs.entities(ALICE)] == ["Bartholomew", "Gdańsk"]
+        hs.retain(ALICE, "Uncle Bart called me on Sunday about fishing.")
+        page = hs.entity(ALICE, "uncle bart")
+        assert page.name == "Bartholomew" and len(page.facts) == 2
+        entry = hs.audit(owner=ALICE, action="entity")[0]
+        assert set(entry.memory_ids) == {f.memory_id for f in page.facts}
+        with pytest.raises(NotFoundError, match="no entity called 'Zed'"):
+            hs.entity(ALICE, "Zed")
+        with pytest.raises(ValidationError):
+            hs.entity(ALICE, " ")
+
+
+def test_recall_fuses_the_entity_channel_within_the_filter(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    lines = [
+        "My niece Anna married Tom last year.",
+        "Tom coaches the Falcons on weekends.",
+        "The Falcons won the regional cup.",
+        "I bought a new lamp for the hallway.",
+        "My coach said I should rest more.",
+    ]
+    question = "Which club does the man my niece married coach?"
+    with Hindsight(settings, embedder=embedder) as hs:
+        ids = [hs.retain(ALICE, line, kind="fact").created[0] for line in lines]
+        assert all("entity" not in r.explanation.channels for r in hs.recall(ALICE, question))
+    on = settings.model_copy(update={"entity_channel": True})
+    with Hindsight(on, embedder=embedder) as hs:
+        results = hs.recall(ALICE, question, k=3)
+        assert [r.memory.id for r in results[:2]] == ids[:2]
+        assert all("entity" in r.explanation.channels for r in results[:2])
+        hs.update(ids[1], status="archived")
+        kept = hs.recall(ALICE, question, k=5)
+        assert ids[1] not in [r.memory.id for r in kept]  # the channel keeps to the filter
+        assert hs.store.passing(Filter(owners=[ALICE]), ids) == set(ids) - {ids[1]}
