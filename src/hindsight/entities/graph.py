@@ -28,6 +28,7 @@ from hindsight.text.terms import query_terms, text_terms
 __all__ = ["Entity", "Fact", "Graph", "Related", "Said"]
 
 _KIND_RANK: Final = {"other": 0, "project": 1, "place": 2, "organization": 3, "pet": 4, "person": 5}
+_DOMINANT: Final = 4  # a name that fits several joins one said this many times more
 _PEOPLE: Final = ("person", "other", "pet")
 _GENERIC_SPEAKERS: Final = frozenset({"user", "assistant", "system", "me", "i"})
 _WORDS: Final = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*\.?")
@@ -195,7 +196,9 @@ class Graph:
         for i, m in enumerate(mentions):
             if not m.name:  # "my niece": resolved once every name is known
                 of = m.of if m.of is not None else speaker
-                nameless = self._nameless.setdefault((m.role or "", of), _Node(m.surface))
+                called = f"{of}'s {m.role}" if of and m.role else m.surface
+                nameless = self._nameless.setdefault((m.role or "", of), _Node(called))
+                nameless.surfaces[m.surface] += 1
                 nameless.kind[m.kind] += 1
                 nameless.memories[s.memory_id] = None
                 placed[i] = -1  # linked to no name
@@ -231,6 +234,7 @@ class Graph:
         if ra != rb:
             self._sets.union(ra, rb)
             self._root_roles[ra] = self._root_roles.pop(ra, set()) | self._root_roles.pop(rb, set())
+            self._said[ra] = self._said.pop(ra, 0) + self._said.pop(rb, 0)
 
     def _merge(self) -> None:
         nodes = self._nodes
@@ -238,6 +242,7 @@ class Graph:
         live = [i for i, n in enumerate(nodes) if n.name in strong]
         self._live = live
         self._root_roles = {i: set(nodes[i].roles) for i in live}
+        self._said = {i: len(nodes[i].memories) for i in live}  # memories of each root
         # one name with roles that tell people apart stays several entities; the same
         # name with no role joins the one of them named most
         by_name: dict[str, list[int]] = defaultdict(list)
@@ -279,6 +284,10 @@ class Graph:
                     continue
                 if _names_fit(a, b) and _roles_fit(self._roles(i), self._roles(j)):
                     fits.add(root)
+            if len(fits) > 1:  # one far more spoken of than the rest: that one
+                said = sorted(fits, key=lambda root: -self._said[root])
+                if self._said[said[0]] >= _DOMINANT * sum(self._said[r] for r in said[1:]):
+                    fits = {said[0]}
             if len(fits) == 1:
                 self._union(fits.pop(), i)
 

@@ -27,7 +27,8 @@ def _words(text: str) -> frozenset[str]:
 # A name: capitalised words (O'Brien, Anne-Marie), an initial ("B. Nowak"), up to four.
 _UPPER: Final = "".join(chr(c) for c in range(0x41, 0x250) if chr(c).isupper())
 _WORD: Final = rf"(?:[{_UPPER}][^\W\d_]+(?:[-\u2019'][{_UPPER}][^\W\d_]+)?|[{_UPPER}]\.)"
-_NAME: Final = rf"{_WORD}(?:[ \t]+{_WORD}){{0,3}}"
+_PARTICLE: Final = r"(?:de|da|del|della|van|von|der|den|la|le|di|du|dos|das|al|el|bin|ibn)"
+_NAME: Final = rf"{_WORD}(?:[ \t]+(?:{_PARTICLE}[ \t]+)?{_WORD}){{0,3}}"  # Rio de Janeiro
 _ACRONYM: Final = r"[A-Z]{2,6}\b"
 
 KIN: Final = _words(
@@ -95,7 +96,20 @@ _NOT_NAMES: Final = _words(
     wow haha lol omg please sorry let let's do did does is are was were have has had can
     could would should will not never always sometimes anyway actually really as at in
     on for with from to of by about by every some any all each both one two three first
-    last next new old other another such
+    last next new old other another such mon tue tues wed thu thur thurs fri sat sun jan
+    feb mar apr jun jul aug sep sept oct nov dec yeah yea yep yup nope woohoo woo yay
+    hooray congrats congratulations bye goodbye aww aw awesome cool amazing ooh ah
+    hahaha cheers glad love welcome morning evening night dear hmm um true totally
+    definitely absolutely exactly right wait happy merry
+    """
+)
+# Given names that are words too ("Art is my escape"): opening a sentence, not a name
+# unless it is one elsewhere.
+_WORD_NAMES: Final = _words(
+    """
+    art will bill pat rob bob sue may jack mark grace faith hope joy ray rose dawn frank
+    carol gene don ken max sky summer autumn june april august penny ruby amber holly ivy
+    lily daisy chase hunter guy drew
     """
 )
 
@@ -356,6 +370,12 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
             continue
         at = start + m.start() + m.group(0).find(name)
         opens = not text[start:at].strip(" \t\"'\u201c\u2018(-*")
-        single = " " not in name
-        weak = opens and single and not is_given_name(name)
+        words = name.split()
+        if opens and len(words) > 1 and not is_given_name(words[0]) and is_given_name(words[1]):
+            at += len(words[0]) + 1  # "Woohoo Melanie", "Congrats Caroline": the name
+            words = words[1:]
+            name = " ".join(words)
+        weak = (
+            opens and len(words) == 1 and (not is_given_name(name) or name.lower() in _WORD_NAMES)
+        )
         r.add(name, at, _kind_of(name), weak=weak)
