@@ -55,6 +55,8 @@ def test_names_roles_and_kinds_are_read_from_the_words() -> None:
     assert named("We started the Atlas project in May.") == [("Atlas", "project", None)]
     # a word opening a sentence is a name only if it is one elsewhere too
     assert read("Honestly the week was long.")[0][0].weak
+    # the one spoken to: named, but nothing is said of them
+    assert [m.addressed for m in read("Thanks, Mel! I told Mel about it.")[0]] == [True, False]
 
 
 def test_relations_are_read_between_names_and_roles() -> None:

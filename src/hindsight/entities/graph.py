@@ -207,7 +207,8 @@ class Graph:
             node = self._nodes[index]
             node.kind[m.kind] += 1
             node.surfaces[m.surface] += 1
-            node.memories[s.memory_id] = None
+            if not m.addressed:  # "Thanks, Mel!" says nothing of Mel
+                node.memories[s.memory_id] = None
             node.strong = node.strong or not m.weak
             placed[i] = index
         out = []

@@ -103,6 +103,13 @@ _NOT_NAMES: Final = _words(
     definitely absolutely exactly right wait happy merry
     """
 )
+# Words a name spoken to follows ("Hey Caroline", "Thanks Mel").
+_CALLS: Final = _words(
+    """
+    hey hi hello thanks thank congrats congratulations bye goodbye woohoo yay wow aww aw
+    dear sorry morning night welcome cheers yo oh ok okay yes no love miss
+    """
+)
 # Given names that are words too ("Art is my escape"): opening a sentence, not a name
 # unless it is one elsewhere.
 _WORD_NAMES: Final = _words(
@@ -175,7 +182,8 @@ class Mention:
     named by no name ("my niece"). ``role`` is what it is to ``of`` (None: to whoever
     speaks): a kinship or social word, a pet's species, or what tells it apart ("from
     accounting": ``"accounting"``). ``weak``: a capitalised word opening a sentence,
-    kept only if it is named elsewhere too.
+    kept only if it is named elsewhere too. ``addressed``: the one spoken to ("Thanks,
+    Mel!"), which says nothing of them.
     """
 
     surface: str
@@ -185,6 +193,7 @@ class Mention:
     role: str | None = None
     of: str | None = None
     weak: bool = False
+    addressed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +243,7 @@ class _Reader:
         role: str | None = None,
         of: str | None = None,
         weak: bool = False,
+        addressed: bool = False,
         surface: str | None = None,
     ) -> int | None:
         """The mention of ``name`` found at or after ``start``: new, or the one read
@@ -252,7 +262,7 @@ class _Reader:
                     old = replace(old, kind=kind)
                 self.mentions[index] = old
                 return index
-        self.mentions.append(Mention(surface or name, name, kind, start, role, of, weak))
+        self.mentions.append(Mention(surface or name, name, kind, start, role, of, weak, addressed))
         self._spans[span] = len(self.mentions) - 1
         return len(self.mentions) - 1
 
@@ -378,4 +388,9 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
         weak = (
             opens and len(words) == 1 and (not is_given_name(name) or name.lower() in _WORD_NAMES)
         )
-        r.add(name, at, _kind_of(name), weak=weak)
+        before = text[start:at].split()
+        after = text[at + len(name) : end].lstrip()[:1]
+        addressed = bool(before and before[-1].strip(",!.").lower() in _CALLS) or (
+            after in (",", "!", "?") and (opens or text[start:at].rstrip().endswith(","))
+        )
+        r.add(name, at, _kind_of(name), weak=weak, addressed=addressed)
