@@ -3,11 +3,14 @@ name, and recall's entity channel following one hop."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from hindsight import Hindsight, NotFoundError, Settings, ValidationError
 from hindsight.embed import Embeddings
 from hindsight.entities import Graph, Said
+from hindsight.entities.cache import Graphs
 from hindsight.entities.mentions import read
 from hindsight.store import Filter
 
@@ -151,3 +154,21 @@ def test_recall_fuses_the_entity_channel_within_the_filter(
         kept = hs.recall(ALICE, question, k=5)
         assert ids[1] not in [r.memory.id for r in kept]  # the channel keeps to the filter
         assert hs.store.passing(Filter(owners=[ALICE]), ids) == set(ids) - {ids[1]}
+
+
+def test_recall_takes_the_graph_it_holds_while_a_newer_one_is_built(
+    settings: Settings, embedder: Embeddings
+) -> None:
+    with Hindsight(settings, embedder=embedder) as hs:
+        hs.retain(ALICE, "My uncle Bartholomew lives in Gdańsk.")
+        graphs = Graphs(hs.store)
+        first = graphs.of(ALICE)
+        assert graphs.of(ALICE, current=False) is first  # nothing changed
+        hs.retain(ALICE, "Tom coaches the Falcons on weekends.")
+        assert graphs.of(ALICE, current=False) is first  # the held one, at once
+        deadline = time.monotonic() + 10
+        while graphs.of(ALICE, current=False) is first and time.monotonic() < deadline:
+            time.sleep(0.01)
+        newer = graphs.of(ALICE, current=False)
+        assert newer is not first and newer.find("Tom") is not None
+        assert graphs.of(ALICE) is newer  # current: built for the owner as it is now

@@ -145,7 +145,11 @@ class Search:
                 channels[f"dense:{i}"] = _unless_down(partial(dense_of, sub), unavailable)
             channels[f"bm25:{i}"] = self.store.keyword_search(flt, sub, n)
         if self.graphs is not None:
-            linked = [hit for owner in flt.owners for hit in self.graphs.of(owner).linked(query, n)]
+            linked = [
+                hit
+                for owner in flt.owners
+                for hit in self.graphs.of(owner, current=False).linked(query, n)
+            ]
             passed = self.store.passing(flt, [mid for mid, _ in linked]) if linked else set()
             channels["entity"] = [hit for hit in linked if hit[0] in passed]
         ranked = rank_channels(channels)
