@@ -121,6 +121,15 @@ def test_vector_search_is_exact_within_a_narrow_filter(pg: Settings) -> None:
         store.close()
 
 
+def test_hnsw_ef_sets_pgvectors_candidate_list(pg: Settings) -> None:
+    store = open_store(pg.model_copy(update={"hnsw_ef": 321}))
+    try:
+        with store.db.connection() as conn:  # type: ignore[attr-defined]
+            assert conn.raw.execute("SHOW hnsw.ef_search").fetchone()[0] == "321"
+    finally:
+        store.close()
+
+
 def _plan(store: SQLStore, flt: Filter, query: np.ndarray, *, exact: bool) -> str:
     """The plan of the query vector_search runs, exact or not."""
     assert isinstance(store.vectors, PgVectors)

@@ -189,7 +189,8 @@ class Settings(BaseSettings):
     qdrant_path: Path | None = None  # qdrant-edge's shards; by default home / "qdrant"
     qdrant_collection: str = Field(default="hindsight", pattern=r"^[A-Za-z0-9_-]+$")
     # HNSW of a Qdrant collection: edges a node (m), candidates while building
-    # (ef_construct), and candidates a Qdrant search keeps (hnsw_ef; at least k)
+    # (ef_construct); and candidates an HNSW search keeps, in Qdrant and pgvector
+    # (hnsw_ef; at least twice k in pgvector)
     qdrant_hnsw_m: int = Field(default=16, ge=4)
     qdrant_hnsw_ef_construct: int = Field(default=100, ge=4)
     hnsw_ef: int = Field(default=200, ge=1)

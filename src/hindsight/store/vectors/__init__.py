@@ -46,7 +46,7 @@ def _pgvector(settings: Settings, options: Options) -> VectorFactory:
     from hindsight.store.vectors.pgvector import PgVectors
 
     no_options("vector backend", "pgvector", options)
-    return lambda db: PgVectors(db, hnsw_threshold=settings.hnsw_threshold)
+    return lambda db: PgVectors(db, hnsw_threshold=settings.hnsw_threshold, ef=settings.hnsw_ef)
 
 
 def _hnsw(settings: Settings) -> Any:

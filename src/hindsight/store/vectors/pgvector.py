@@ -22,7 +22,7 @@ from hindsight.store.records import Filter
 from hindsight.store.rows import filter_sql
 from hindsight.store.vectors.base import Rows, Vector, checked
 
-_EF_SEARCH = 200  # HNSW's candidate list, enough for 100 results (recall's default)
+_EF_SEARCH = 200  # HNSW's candidate list by default, enough for recall's 100 candidates
 
 
 class PgVectors:
@@ -30,13 +30,14 @@ class PgVectors:
 
     logs: tuple[str, ...] = ()  # the database searches the rows themselves
 
-    def __init__(self, db: Database, *, hnsw_threshold: int = 20_000) -> None:
+    def __init__(self, db: Database, *, hnsw_threshold: int = 20_000, ef: int = _EF_SEARCH) -> None:
         if not isinstance(db, PostgresDatabase):
             raise StoreError("pgvector keeps its vectors in a PostgreSQL database")
         self._db = db
         self._hnsw_threshold = hnsw_threshold
+        self._ef = int(ef)  # HINDSIGHT_HNSW_EF
         self._dimension: int | None = None
-        db.configure(f"SET hnsw.ef_search = {_EF_SEARCH}")  # pgvector's, when it loads
+        db.configure(f"SET hnsw.ef_search = {self._ef}")  # pgvector's, when it loads
 
     def bind(self, model_id: str, dimension: int) -> None:
         """Keep one HNSW index, on this dimension (a cast: the column has none)."""
@@ -83,7 +84,7 @@ class PgVectors:
         pass  # the database is the store's to close
 
     def search(self, flt: Filter, query: Vector, k: int, rows: Rows) -> list[tuple[str, float]]:
-        ef = min(1000, max(_EF_SEARCH, 2 * k))  # HNSW's candidate list: twice what is asked
+        ef = min(1000, max(self._ef, 2 * k))  # HNSW's candidate list: twice what is asked
         exact = self.searched_exactly(flt, rows)  # before a connection is taken: no wait holds one
         try:
             with self._db.reading() as conn:  # a read replica's in a recall, if one is set
@@ -91,7 +92,7 @@ class PgVectors:
                     found = conn.execute(*self.query(flt, query, k, exact=True)).fetchall()
                 else:
                     hnsw = self.query(flt, query, k, exact=False)
-                    if ef == _EF_SEARCH:  # the connection's own setting: one round trip
+                    if ef == self._ef:  # the connection's own setting: one round trip
                         found = conn.execute(*hnsw).fetchall()
                     else:
                         with conn.raw.transaction():
