@@ -1,7 +1,7 @@
 """The recall-quality benchmarks: ``bench locomo`` and ``beam`` (turn-level recall on
 public data sets), ``guard`` (memory poisoning), ``foresight`` (what lies ahead),
-``lifecycle`` (a simulated year of decay and maintenance), and ``compare`` (two reports,
-before and after a change)."""
+``entities`` (who is who on the entity pages), ``lifecycle`` (a simulated year of decay
+and maintenance), and ``compare`` (two reports, before and after a change)."""
 
 from __future__ import annotations
 
@@ -204,6 +204,30 @@ def bench_foresight(app: App, as_json: bool, out: Path | None, details: bool, pa
     with bench_store(app, "hs-f-", len(scenarios), "foresight") as (settings, step):
         report = foresight.run(settings, scenarios, details=details, progress=step)
     emit_report(report, out, as_json, foresight.table(name, report))
+
+
+@bench.command("entities")
+@json_option
+@out_option
+@click.option("--details", is_flag=True, help="Also list each scenario's misses.")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+def bench_entities(app: App, as_json: bool, out: Path | None, details: bool, path: Path) -> None:
+    """Entities: PATH's turns retained, then who is who on the entity pages compared with
+    the expected.
+
+    Reports merge recall (names of one entity found on one page), split accuracy
+    (names of different entities on pages of their own), lookup accuracy (a name or role
+    finds the expected page), relation recall (expected pairs linked) and false finds
+    (names never said, found). Runs in a fresh temporary store unless --home is given on
+    the group.
+    """
+    from hindsight.bench import entities
+
+    name, scenarios = entities.load(path)
+    with bench_store(app, "hs-e-", len(scenarios), "entities") as (settings, step):
+        report = entities.run(settings, scenarios, details=details, progress=step)
+    emit_report(report, out, as_json, entities.table(name, report))
 
 
 @bench.command("lifecycle")
