@@ -26,7 +26,9 @@ def _words(text: str) -> frozenset[str]:
 
 # A name: capitalised words (O'Brien, Anne-Marie), an initial ("B. Nowak"), up to four.
 _UPPER: Final = "".join(chr(c) for c in range(0x41, 0x250) if chr(c).isupper())
-_WORD: Final = rf"(?:[{_UPPER}][^\W\d_]+(?:[-\u2019'][{_UPPER}][^\W\d_]+)?|[{_UPPER}]\.)"
+_WORD: Final = (
+    rf"(?:[{_UPPER}](?:['\u2019][{_UPPER}])?[^\W\d_]+(?:-[{_UPPER}][^\W\d_]+)?|[{_UPPER}]\.)"
+)
 _PARTICLE: Final = r"(?:de|da|del|della|van|von|der|den|la|le|di|du|dos|das|al|el|bin|ibn)"
 _NAME: Final = rf"{_WORD}(?:[ \t]+(?:{_PARTICLE}[ \t]+)?{_WORD}){{0,3}}"  # Rio de Janeiro
 _ACRONYM: Final = r"[A-Z]{2,6}\b"
@@ -44,7 +46,10 @@ SOCIAL: Final = _words(
     """
     friend boss colleague coworker co-worker neighbor neighbour roommate flatmate coach
     doctor therapist manager teacher mentor landlord landlady dentist classmate tutor
-    trainer assistant
+    trainer assistant supervisor gp instructor buddy pal housemate nanny babysitter vet
+    lawyer accountant pastor priest nurse physio physiotherapist counsellor counselor
+    surgeon optician hairdresser barber cleaner builder plumber electrician mechanic
+    teammate bandmate bridesmaid client student pupil captain director editor agent
     """
 )
 PETS: Final = _words(
@@ -102,7 +107,15 @@ _NOT_NAMES: Final = _words(
     hahaha cheers glad love welcome morning evening night dear hmm um true totally
     definitely absolutely exactly right wait happy merry
     """
-)
+) | frozenset(_TITLES)  # a title alone ("Prof.") names no one
+# Kinship words people write as names ("Mum", "Grandpa").
+_KIN_NAMES: Final = {
+    "mum": "mother", "mom": "mother", "mama": "mother", "mummy": "mother",
+    "mommy": "mother", "dad": "father", "daddy": "father", "papa": "father",
+    "grandma": "grandmother", "granny": "grandmother", "nana": "grandmother",
+    "nan": "grandmother", "grandpa": "grandfather", "grandad": "grandfather",
+    "granddad": "grandfather",
+}  # fmt: skip
 # Words a name spoken to follows ("Hey Caroline", "Thanks Mel").
 _CALLS: Final = _words(
     """
@@ -144,6 +157,11 @@ _PLACE_VERBS: Final = (
     r"travell?ed to|travell?ing to|flew to|flying to|drove to|vacation in|holiday in|"
     r"went to|going to|headed to|heading to|from)"
 )
+_WHO: Final = ("person", "other")  # what "she" may be
+_JOB: Final = (
+    r"(?P<verb>(?:is|as|was|am|became|'s)[ \t]+(?:a|an|the)[ \t]+(?:[a-z-]+[ \t]+){0,2}"
+    r"(?:at|for|with))"
+)
 _PERSON_VERBS: Final = (
     r"(?P<verb>married|is married to|got married to|is engaged to|got engaged to|is dating|"
     r"dates|started dating|is friends with|works with|lives with|mentors|babysits|"
@@ -165,11 +183,16 @@ _RELATION_OF: Final = {
 }  # fmt: skip
 # Where a sentence ends: not after an initial or a title ("B. Nowak", "Dr. Chen").
 _END: Final = re.compile(
-    r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)[.!?]+(?=\s|$)|\n"
+    r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\bProf)(?<!\bJr)"
+    r"(?<!\bSr)(?<!\bMt)[.!?]+(?=\s|$)|\n"
 )
 _BEFORE: Final = re.compile(
     rf"(?P<name>{_NAME})[ \t]+(?:(?:has|had|just|recently|also|still|now|finally|then|"
     rf"who|which|that|is|was)[ \t]+)*$"
+)
+_PRONOUN: Final = re.compile(
+    r"\b(?:[Hh]e|[Ss]he)[ \t]+(?:(?:has|had|just|recently|also|still|now|finally|then|is|was)"
+    r"[ \t]+)*$"
 )
 _I: Final = re.compile(r"\b(?:I|I'm|I've|I'd|we|We)\b")
 
@@ -272,6 +295,10 @@ class _Reader:
         before = _BEFORE.search(self.text, sentence[0], at)
         if before is not None and _trimmed(before["name"]):
             return self.add(before["name"], before.start("name"), _kind_of(before["name"]))
+        if _PRONOUN.search(self.text, sentence[0], at):  # "she lives in Kraków": the last
+            people = [i for i, m in enumerate(self.mentions) if m.kind in _WHO and m.name]
+            earlier = [i for i in people if self.mentions[i].start < at]
+            return max(earlier, key=lambda i: self.mentions[i].start) if earlier else None
         best = None
         for index, m in enumerate(self.mentions):
             if (
@@ -312,7 +339,8 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
     # "my uncle Bartholomew", "Anna's husband Tom", "my niece", "my dog Rex"
     for m in re.finditer(
         rf"\b(?:(?P<my>[Mm]y|[Oo]ur)|(?P<owner>{_NAME})['\u2019]s)\s+{_ADJECTIVES}"
-        rf"(?P<role>{_ROLES})\b(?:,?[ \t]+(?P<name>{_NAME}))?",
+        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b"
+        rf"(?:,?[ \t]+(?:is[ \t]+|was[ \t]+|named[ \t]+|called[ \t]+)?(?P<name>{_NAME}))?",
         span,
     ):
         role = _role(m["role"])
@@ -331,6 +359,15 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
             if owner_index is not None:
                 r.links.append(Link(index, f"{role} of", owner_index))
 
+    # "Zofia is my cousin"
+    for m in re.finditer(
+        rf"(?P<name>{_NAME})[ \t]+(?:is|was|'s)[ \t]+(?:my|our)[ \t]+{_ADJECTIVES}"
+        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b",
+        span,
+    ):
+        kind = "pet" if m["role"].lower() in PETS else "person"
+        r.add(m["name"], start + m.start("name"), kind, role=_role(m["role"]))
+
     # "Uncle Bart", "Dr. Chen", "Coach Ramirez"
     for m in re.finditer(rf"\b(?P<title>{_TITLE_WORDS})\.?[ \t]+(?P<name>{_NAME})", span):
         title = _TITLES[m["title"].lower()]
@@ -345,8 +382,8 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
             r.add(m["name"], start + m.start("name"), "person", role=m["q"], surface=surface)
 
     # "works at Acme", "lives in Gdańsk", "married Tom"
-    for verbs, kind in ((_ORG_VERBS, "organization"), (_PLACE_VERBS, "place"),
-                        (_PERSON_VERBS, "person")):  # fmt: skip
+    for verbs, kind in ((_ORG_VERBS, "organization"), (_JOB, "organization"),
+                        (_PLACE_VERBS, "place"), (_PERSON_VERBS, "person")):  # fmt: skip
         for m in re.finditer(rf"\b{verbs}[ \t]+(?:the[ \t]+)?(?P<name>{_NAME}|{_ACRONYM})", span):
             name = _trimmed(m["name"])
             if not name:
@@ -377,6 +414,10 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
     for m in re.finditer(_NAME, span):
         name = _trimmed(m.group(0))
         if not name:
+            continue
+        if name.lower() in _KIN_NAMES:  # "Mum said": the speaker's mother, not a name
+            role = _role(_KIN_NAMES[name.lower()])
+            r.mentions.append(Mention(f"my {role}", "", "person", start + m.start(), role=role))
             continue
         at = start + m.start() + m.group(0).find(name)
         opens = not text[start:at].strip(" \t\"'\u201c\u2018(-*")
