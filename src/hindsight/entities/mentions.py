@@ -339,7 +339,7 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
     # "my uncle Bartholomew", "Anna's husband Tom", "my niece", "my dog Rex"
     for m in re.finditer(
         rf"\b(?:(?P<my>[Mm]y|[Oo]ur)|(?P<owner>{_NAME})['\u2019]s)\s+{_ADJECTIVES}"
-        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b"
+        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b(?!['\u2019]s)"
         rf"(?:,?[ \t]+(?:is[ \t]+|was[ \t]+|named[ \t]+|called[ \t]+)?(?P<name>{_NAME}))?",
         span,
     ):
@@ -362,7 +362,7 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
     # "Zofia is my cousin"
     for m in re.finditer(
         rf"(?P<name>{_NAME})[ \t]+(?:is|was|'s)[ \t]+(?:my|our)[ \t]+{_ADJECTIVES}"
-        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b",
+        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b(?!['\u2019]s)",  # not "my mother's brother"
         span,
     ):
         kind = "pet" if m["role"].lower() in PETS else "person"
