@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from typing import Final
 
-from hindsight.entities.mentions import KIN, RELATIVES, Mention, read
+from hindsight.entities.mentions import KIN, RELATIVES, Mention, read, role_word
 from hindsight.text.names import family, same_person
 from hindsight.text.terms import query_terms, text_terms
 
@@ -121,11 +122,21 @@ def _given_fits(short: str, full: str) -> bool:
     return bool(family(a) & (family(b) | {b})) or same_person(a, b)
 
 
+def _surnames_fit(a: str, b: str) -> bool:
+    """The same surname, or an initial of it ("H." and "Hughes")."""
+    a, b = a.lower(), b.lower()
+    if a.endswith(".") and len(a) == 2:
+        return b.startswith(a[0])
+    if b.endswith(".") and len(b) == 2:
+        return a.startswith(b[0])
+    return a == b
+
+
 def _names_fit(a: _Node, b: _Node) -> bool:
     """Whether the names of ``a`` and ``b`` may be one person's: given names that fit
     and no two different surnames ("B. Nowak" and "Bartholomew Nowak")."""
     wa, wb = a.words, b.words
-    if len(wa) > 1 and len(wb) > 1 and wa[-1].lower() != wb[-1].lower():
+    if len(wa) > 1 and len(wb) > 1 and not _surnames_fit(wa[-1], wb[-1]):
         return False
     if len(wa) == 1 and len(wb) > 1 and wa[0].lower() == wb[-1].lower():
         return True  # "Nowak" and "Bartholomew Nowak"
@@ -134,6 +145,16 @@ def _names_fit(a: _Node, b: _Node) -> bool:
     if (wa[0].endswith(".") and len(wa) == 1) or (wb[0].endswith(".") and len(wb) == 1):
         return False  # an initial alone says too little
     return _given_fits(wa[0], wb[0]) or _given_fits(wb[0], wa[0])
+
+
+def _key(name: str) -> str:
+    """A name as it is looked up: lower-cased, without accents, dots or extra spaces."""
+    plain = unicodedata.normalize("NFKD", name.casefold())
+    plain = "".join(c for c in plain if not unicodedata.combining(c))
+    return " ".join(plain.replace(".", " ").replace("\u2019", "'").split())
+
+
+_TITLE_KEYS: Final = frozenset({"mr", "mrs", "ms", "dr", "prof", "uncle", "aunt", "coach"})
 
 
 def _initials(node: _Node) -> set[str]:
@@ -171,9 +192,14 @@ class Graph:
         self._merge()
         self.entities, self._of_root = self._pages(links)
         self._lookup: dict[str, list[int]] = defaultdict(list)
+        self._parts: dict[str, set[int]] = defaultdict(set)  # each word of a name
         for index, entity in enumerate(self.entities):
             for name in entity.names():
-                self._lookup[name.casefold()].append(index)
+                key = _key(name)
+                self._lookup[key].append(index)
+                for part in key.split():
+                    if len(part) > 1 and part not in _TITLE_KEYS:
+                        self._parts[part].add(index)
 
     # -- reading -------------------------------------------------------------------------
     def _node(self, m: Mention, speaker: str | None) -> int:
@@ -327,6 +353,7 @@ class Graph:
             extra[root].extend(node.memories)
             extra_alias[root].append(node.name)
         of_root: dict[int, int] = {}
+        self._roles_of: dict[int, set[tuple[str, str | None]]] = {}
         entities: list[Entity] = []
         names: dict[int, str] = {}
         for root, members in groups.items():
@@ -352,6 +379,7 @@ class Graph:
             names[root] = name
             of_root[root] = len(entities)
             facts = [Fact(self._texts[mid][0], mid) for mid in self._by_time(memories)]
+            self._roles_of[len(entities)] = {r for i in members for r in nodes[i].roles}
             entities.append(Entity(name, kind, tuple(aliases), tuple(facts), (), tuple(roles)))
         related: dict[int, dict[tuple[str, str], None]] = defaultdict(dict)
         for a, relation, b, _ in links:
@@ -377,16 +405,29 @@ class Graph:
 
     # -- finding -------------------------------------------------------------------------
     def find(self, name: str) -> Entity | None:
-        """The entity called ``name`` (any alias, case-insensitively; a role as "my
-        uncle"), else the one whose name is spelled most like it, if only one is."""
-        wanted = " ".join(name.split()).casefold()
+        """The entity called ``name``: by any alias (case, accents and dots aside), by a
+        role ("my uncle", "Anna's husband"), by a first or last name only one entity
+        has, else by the one spelling nearest to it if no other is as near."""
+        wanted = _key(name)
         exact = self._lookup.get(wanted, [])
         if exact:
             return max((self.entities[i] for i in exact), key=lambda e: len(e.facts))
-        role = wanted.removeprefix("my ").removeprefix("the ")
+        whose, _, role = wanted.rpartition("'s ")
+        if whose and role:  # "anna's husband"
+            owner = self.find(whose)
+            names = {_key(n) for n in owner.names()} if owner is not None else {whose}
+            held = [i for i, pairs in self._roles_of.items()
+                    if any(r == role_word(role) and of is not None and _key(of) in names
+                           for r, of in pairs)]  # fmt: skip
+            if len(held) == 1:
+                return self.entities[held[0]]
+        role = role_word(wanted.removeprefix("my ").removeprefix("our ").removeprefix("the "))
         with_role = [e for e in self.entities if role in e.roles]
         if len(with_role) == 1:
             return with_role[0]
+        part = self._parts.get(wanted, set())
+        if len(part) == 1:
+            return self.entities[next(iter(part))]
         # a spelling of one of its names: the closest, if no other is as close
         scores = sorted(
             (
@@ -404,7 +445,7 @@ class Graph:
     def named_in(self, text: str) -> list[Entity]:
         """The entities ``text`` names: by any alias, or a role ("my niece")."""
         found: dict[int, None] = {}
-        words = [w.casefold() for w in _WORDS.findall(text)]
+        words = _key(text).split()
         for n in (3, 2, 1):
             for start in range(len(words) - n + 1):
                 key = " ".join(words[start : start + n])
@@ -414,6 +455,7 @@ class Graph:
         for index, word in enumerate(words):
             if index and words[index - 1] in ("my", "our", "his", "her", "their"):
                 word = word.removesuffix("'s").removesuffix("\u2019s")
+                word = role_word(word)
                 with_role = [i for i, e in enumerate(self.entities) if word in e.roles]
                 if len(with_role) == 1:
                     found[with_role[0]] = None

@@ -17,7 +17,7 @@ from typing import Final
 
 from hindsight.text.names import is_given_name
 
-__all__ = ["Link", "Mention", "read"]
+__all__ = ["Link", "Mention", "read", "role_word"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -327,7 +327,8 @@ def read(text: str) -> tuple[list[Mention], list[Link]]:
     return r.mentions, r.links
 
 
-def _role(word: str) -> str:
+def role_word(word: str) -> str:
+    """A role as pages keep it: "mum" and "neighbour" as "mother" and "neighbor"."""
     word = word.lower()
     return _SAME.get(word, word)
 
@@ -343,7 +344,7 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
         rf"(?:,?[ \t]+(?:is[ \t]+|was[ \t]+|named[ \t]+|called[ \t]+)?(?P<name>{_NAME}))?",
         span,
     ):
-        role = _role(m["role"])
+        role = role_word(m["role"])
         of = None if m["my"] else _trimmed(m["owner"])
         if m["owner"] and of:
             r.add(of, start + m.start("owner"), _kind_of(of))
@@ -366,7 +367,7 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
         span,
     ):
         kind = "pet" if m["role"].lower() in PETS else "person"
-        r.add(m["name"], start + m.start("name"), kind, role=_role(m["role"]))
+        r.add(m["name"], start + m.start("name"), kind, role=role_word(m["role"]))
 
     # "Uncle Bart", "Dr. Chen", "Coach Ramirez"
     for m in re.finditer(rf"\b(?P<title>{_TITLE_WORDS})\.?[ \t]+(?P<name>{_NAME})", span):
@@ -416,7 +417,7 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
         if not name:
             continue
         if name.lower() in _KIN_NAMES:  # "Mum said": the speaker's mother, not a name
-            role = _role(_KIN_NAMES[name.lower()])
+            role = role_word(_KIN_NAMES[name.lower()])
             r.mentions.append(Mention(f"my {role}", "", "person", start + m.start(), role=role))
             continue
         at = start + m.start() + m.group(0).find(name)
