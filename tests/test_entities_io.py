@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight import Hindsight, Settings
+from hindsight.cli import cli
 from hindsight.embed import Embeddings
 from hindsight.entities import Entity, Fact, Related, wiki
 from hindsight.views import entity, entity_from, entity_summary, entity_summary_from
@@ -139,3 +141,58 @@ def test_any_names_make_distinct_safe_files_whose_links_resolve(names: list[str]
     assert all(re.fullmatch(r"[a-z0-9][a-z0-9-]*\.md", f) and len(f) <= 63 for f in pages)
     for page in pages.values():
         assert all(target in pages for target in _links(page))
+
+
+# -- the CLI -----------------------------------------------------------------------------
+def _run(home: Path, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--home", str(home), *args])
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return result.stdout if code == 0 else result.stderr
+
+
+def test_the_cli_lists_and_shows_a_page_by_an_alias(engine: Hindsight, home: Path) -> None:
+    listed = json.loads(_run(home, "entities", "--owner", OWNER, "--json"))
+    assert listed["entities"][0] == {
+        "name": "Bartholomew",
+        "aliases": ["Bart", "Uncle Bart"],
+        "kind": "person",
+    }
+    assert {"name": "Gdańsk", "aliases": [], "kind": "place"} in listed["entities"]
+    text = _run(home, "entities", "--owner", OWNER)
+    assert " ".join(text.splitlines()[0].split()) == "Bartholomew person 2 fact(s) Bart, Uncle Bart"
+
+    page = json.loads(_run(home, "entity", "--owner", OWNER, "UNCLE BART", "--json"))
+    assert page == entity(engine.entity(OWNER, "Bartholomew"))
+    assert [f["content"] for f in page["facts"]] == UNCLE
+    shown = _run(home, "entity", "--owner", OWNER, "my uncle")
+    assert shown.startswith("Bartholomew (person)\nalso called: Bart, Uncle Bart\nroles: uncle\n")
+    for fact in page["facts"]:
+        assert f"  {fact['memory_id']}  {fact['content']}\n" in shown
+    assert "related:\n  lives in  Gdańsk\n" in shown
+
+
+def test_the_cli_refuses_an_unknown_or_empty_name(engine: Hindsight, home: Path) -> None:
+    error = _run(home, "entity", "--owner", OWNER, "Nobody", code=3)
+    assert error == "error: no entity called 'Nobody' for owner 'user:alice'\n"
+    assert "name must be a non-empty string" in _run(home, "entity", "--owner", OWNER, " ", code=2)
+    assert "invalid owner" in _run(home, "entities", "--owner", "alice", code=2)
+    assert _run(home, "entities", "--owner", "user:nobody") == "no entities\n"
+
+
+def test_the_wiki_export_writes_linked_pages(engine: Hindsight, home: Path, tmp_path: Path) -> None:
+    out = tmp_path / "not" / "yet"
+    said = _run(home, "wiki", "export", str(out), "--owner", TWO)
+    files = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()}
+    assert said == f"wrote {len(files) - 1} entity page(s) and index.md to {out}\n"
+    assert {"index.md", "bart.md", "bart-2.md", "gdansk.md", "krakow.md"} <= set(files)
+    assert files["bart.md"].startswith("# Bart\n") and files["bart-2.md"].startswith("# Bart\n")
+    colleague, uncle = engine.entity(TWO, "Bart from accounting"), engine.entity(TWO, "my uncle")
+    assert colleague.name == uncle.name == "Bart"
+    assert "(`" + colleague.facts[0].memory_id + "`)" in files["bart.md"]
+    assert "(`" + uncle.facts[0].memory_id + "`)" in files["bart-2.md"]
+    assert "- home of: [Bart](bart-2.md)" in files["gdansk.md"]
+    assert "- home of: [Bart](bart.md)" in files["krakow.md"]
+    assert sorted(_links(files["index.md"])) == sorted(set(files) - {"index.md"})
+    for text in files.values():
+        for target in _links(text):
+            assert (out / target).is_file(), target

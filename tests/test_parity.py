@@ -59,6 +59,8 @@ CLI: dict[str, tuple[str, ...]] = {
     "wait_jobs": ("jobs", "wait"),
     "retry_jobs": ("jobs", "retry"),
     "foresee": ("foresee",),
+    "entities": ("entities",),
+    "entity": ("entity",),
     "doctor": ("doctor",),
 }
 # library method -> REST operation ids (all of them must exist)
