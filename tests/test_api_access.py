@@ -328,6 +328,8 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "restore": _by_id_at("POST", "restore"),
     "maintain": _post("/v1/maintain"),  # a pass over every owner needs a key for all
     "foresee": _get("/v1/foresight", owner=BOB),
+    "entities": _get("/v1/entities", owner=BOB),
+    "entity": _get("/v1/entities/Bob", owner=BOB),
     "mcp": _mcp,
     "console": _console,
 }

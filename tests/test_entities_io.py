@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight import Hindsight, Settings
+from hindsight.api import create_app
 from hindsight.cli import cli
 from hindsight.embed import Embeddings
 from hindsight.entities import Entity, Fact, Related, wiki
@@ -196,3 +198,26 @@ def test_the_wiki_export_writes_linked_pages(engine: Hindsight, home: Path, tmp_
     for text in files.values():
         for target in _links(text):
             assert (out / target).is_file(), target
+
+
+# -- REST --------------------------------------------------------------------------------
+def test_rest(engine: Hindsight) -> None:
+    with TestClient(create_app(engine, mcp=False), base_url="http://127.0.0.1") as api:
+        listed = api.get("/v1/entities", params={"owner": OWNER})
+        assert listed.status_code == 200
+        assert listed.json() == {"entities": [entity_summary(e) for e in engine.entities(OWNER)]}
+        page = api.get("/v1/entities/uncle%20bart", params={"owner": OWNER})
+        assert page.status_code == 200
+        assert page.json() == entity(engine.entity(OWNER, "Bartholomew"))
+        for name, status, kind in (
+            ("Nobody", 404, "NotFoundError"),
+            ("AC%2FDC", 404, "NotFoundError"),  # a slash is part of a name
+            ("%20", 400, "ValidationError"),
+        ):
+            answer = api.get(f"/v1/entities/{name}", params={"owner": OWNER})
+            assert answer.status_code == status
+            assert answer.json()["error"]["type"] == kind
+        missing = api.get("/v1/entities/Nobody", params={"owner": OWNER}).json()
+        assert missing["error"]["message"] == "no entity called 'Nobody' for owner 'user:alice'"
+        assert api.get("/v1/entities", params={"owner": "alice"}).status_code == 400
+        assert api.get("/v1/entities/Bart").status_code == 422  # the owner is required
