@@ -181,6 +181,8 @@ def _mcp(w: World, http: httpx.Client) -> None:
         ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
         ("session_window", {"owner": BOB, "session_id": "s1"}),
         ("memory_foresee", {"owner": BOB}),
+        ("memory_entities", {"owner": BOB}),
+        ("memory_entity", {"owner": BOB, "name": "Bob"}),
         ("memory_doctor", {}),  # every owner's vectors are counted, bob's too
     ]
 

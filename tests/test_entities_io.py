@@ -8,18 +8,22 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp import Client as McpClient
 
 from hindsight import Hindsight, Settings
 from hindsight.api import create_app
 from hindsight.cli import cli
 from hindsight.embed import Embeddings
 from hindsight.entities import Entity, Fact, Related, wiki
+from hindsight.mcpserver import create_server
 from hindsight.views import entity, entity_from, entity_summary, entity_summary_from
 
 OWNER = "user:alice"
@@ -221,3 +225,25 @@ def test_rest(engine: Hindsight) -> None:
         assert missing["error"]["message"] == "no entity called 'Nobody' for owner 'user:alice'"
         assert api.get("/v1/entities", params={"owner": "alice"}).status_code == 400
         assert api.get("/v1/entities/Bart").status_code == 422  # the owner is required
+
+
+# -- MCP ---------------------------------------------------------------------------------
+def test_mcp(engine: Hindsight) -> None:
+    async def call(tool: str, **arguments: Any) -> Any:
+        async with McpClient(create_server(engine)) as client:
+            return await client.call_tool(tool, {"owner": OWNER, **arguments})
+
+    listed = anyio.run(lambda: call("memory_entities"))
+    assert not listed.is_error
+    assert listed.structured_content == {
+        "entities": [entity_summary(e) for e in engine.entities(OWNER)]
+    }
+    page = anyio.run(lambda: call("memory_entity", name="Uncle Bart"))
+    assert not page.is_error
+    assert page.structured_content == entity(engine.entity(OWNER, "Bartholomew"))
+    unknown = anyio.run(lambda: call("memory_entity", name="Nobody"))
+    assert unknown.is_error
+    assert unknown.content[0].text == (
+        "NotFoundError: no entity called 'Nobody' for owner 'user:alice'"
+    )
+    assert anyio.run(lambda: call("memory_entity")).is_error  # the name is required

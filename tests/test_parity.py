@@ -89,6 +89,8 @@ MCP: dict[str, str] = {
     "unpin": "memory_unpin",
     "restore": "memory_restore",
     "foresee": "memory_foresee",
+    "entities": "memory_entities",
+    "entity": "memory_entity",
     "doctor": "memory_doctor",
 }
 _MAINTENANCE = (
