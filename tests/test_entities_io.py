@@ -17,12 +17,14 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client as McpClient
+from servers import live_server
 
-from hindsight import Hindsight, Settings
+from hindsight import AsyncClient, Client, Hindsight, Settings
 from hindsight.api import create_app
 from hindsight.cli import cli
 from hindsight.embed import Embeddings
 from hindsight.entities import Entity, Fact, Related, wiki
+from hindsight.errors import NotFoundError, ValidationError
 from hindsight.mcpserver import create_server
 from hindsight.views import entity, entity_from, entity_summary, entity_summary_from
 
@@ -247,3 +249,28 @@ def test_mcp(engine: Hindsight) -> None:
         "NotFoundError: no entity called 'Nobody' for owner 'user:alice'"
     )
     assert anyio.run(lambda: call("memory_entity")).is_error  # the name is required
+
+
+# -- the Python clients ------------------------------------------------------------------
+def test_the_clients(engine: Hindsight) -> None:
+    # the wire carries a page's names, kind, facts and links (not its roles), a list's less
+    listed = [
+        dataclasses.replace(e, facts=(), related=(), roles=()) for e in engine.entities(OWNER)
+    ]
+    page = dataclasses.replace(engine.entity(OWNER, "Bartholomew"), roles=())
+    with live_server(create_app(engine, mcp=False)) as url:
+        with Client(url) as client:
+            assert client.entities(OWNER) == listed
+            assert client.entity(OWNER, "uncle bart") == page
+            with pytest.raises(NotFoundError, match="no entity called 'AC/DC'"):
+                client.entity(OWNER, "AC/DC")
+            with pytest.raises(ValidationError, match="name must be a non-empty string"):
+                client.entity(OWNER, "")
+
+        async def remote() -> tuple[list[Entity], Entity]:
+            async with AsyncClient(url) as client:
+                with pytest.raises(NotFoundError):
+                    await client.entity(OWNER, "Nobody")
+                return await client.entities(OWNER), await client.entity(OWNER, "my uncle")
+
+        assert anyio.run(remote) == (listed, page)
