@@ -181,6 +181,8 @@ def _mcp(w: World, http: httpx.Client) -> None:
         ("session_append", {"owner": BOB, "session_id": "s1", "content": "planted"}),
         ("session_window", {"owner": BOB, "session_id": "s1"}),
         ("memory_foresee", {"owner": BOB}),
+        ("memory_entities", {"owner": BOB}),
+        ("memory_entity", {"owner": BOB, "name": "Bob"}),
         ("memory_doctor", {}),  # every owner's vectors are counted, bob's too
     ]
 
@@ -328,6 +330,8 @@ CASES: dict[str, Callable[[World, httpx.Client], None]] = {
     "restore": _by_id_at("POST", "restore"),
     "maintain": _post("/v1/maintain"),  # a pass over every owner needs a key for all
     "foresee": _get("/v1/foresight", owner=BOB),
+    "entities": _get("/v1/entities", owner=BOB),
+    "entity": _get("/v1/entities/Bob", owner=BOB),
     "mcp": _mcp,
     "console": _console,
 }

@@ -47,6 +47,8 @@ TOOLS = {
     "session_append": ["owner", "session_id", "content"],
     "session_window": ["owner", "session_id"],
     "memory_foresee": ["owner"],
+    "memory_entities": ["owner"],
+    "memory_entity": ["owner", "name"],
     "memory_doctor": [],
 }
 SERVE = textwrap.dedent(

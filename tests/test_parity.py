@@ -59,6 +59,8 @@ CLI: dict[str, tuple[str, ...]] = {
     "wait_jobs": ("jobs", "wait"),
     "retry_jobs": ("jobs", "retry"),
     "foresee": ("foresee",),
+    "entities": ("entities",),
+    "entity": ("entity",),
     "doctor": ("doctor",),
 }
 # library method -> REST operation ids (all of them must exist)
@@ -87,6 +89,8 @@ MCP: dict[str, str] = {
     "unpin": "memory_unpin",
     "restore": "memory_restore",
     "foresee": "memory_foresee",
+    "entities": "memory_entities",
+    "entity": "memory_entity",
     "doctor": "memory_doctor",
 }
 _MAINTENANCE = (

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight import validate
+from hindsight.entities import Entity, Fact, Related
 from hindsight.foresight import Item
 from hindsight.guard.review import ReviewItem
 from hindsight.jobs.kinds import JobQueue
@@ -362,3 +363,37 @@ def foresight_item_from(data: Mapping[str, Any]) -> Item:
         memory_ids=tuple(data["memory_ids"]),
         confidence=float(data["confidence"]),
     )
+
+
+# -- entities ----------------------------------------------------------------------------
+def entity(e: Entity) -> JSON:
+    """An entity's page: its names and kind, what was said of it (each fact with the memory
+    it was said in) and what it is linked with."""
+    return {
+        "name": e.name,
+        "kind": e.kind,
+        "aliases": list(e.aliases),
+        "facts": [{"content": f.content, "memory_id": f.memory_id} for f in e.facts],
+        "related": [{"name": r.name, "relation": r.relation} for r in e.related],
+    }
+
+
+def entity_from(data: Mapping[str, Any]) -> Entity:
+    """A page read back; its roles, which the page does not carry, are empty."""
+    return Entity(
+        name=data["name"],
+        kind=data["kind"],
+        aliases=tuple(data["aliases"]),
+        facts=tuple(Fact(f["content"], f["memory_id"]) for f in data["facts"]),
+        related=tuple(Related(r["name"], r["relation"]) for r in data["related"]),
+    )
+
+
+def entity_summary(e: Entity) -> JSON:
+    """An entity as a list names it: what to ask its page by."""
+    return {"name": e.name, "aliases": list(e.aliases), "kind": e.kind}
+
+
+def entity_summary_from(data: Mapping[str, Any]) -> Entity:
+    """An entity listed: its names and kind, without its facts and links."""
+    return Entity(data["name"], data["kind"], tuple(data["aliases"]), (), ())

@@ -170,6 +170,23 @@ export class Client {
     return (await this.#call("foresee", { query: { owner, ...options } })).items;
   }
 
+  /**
+   * The people, places, organisations, pets and projects an owner's memories name, most
+   * spoken of first, each with its kind and aliases; `entity` gives one's page.
+   */
+  async entities(owner: string): Promise<S.EntitySummaryOut[]> {
+    return (await this.#call("entities", { query: { owner } })).entities;
+  }
+
+  /**
+   * The page of the entity an owner's memories call `name` (any of its names, in any case,
+   * or a role such as "my uncle"): its facts and what it is linked with. NotFoundError if none.
+   */
+  async entity(owner: string, name: string): Promise<S.EntityOut> {
+    if (typeof name !== "string" || name.trim() === "") throw new ValidationError("name must be a non-empty string");
+    return this.#call("entity", { path: { name: encodeURIComponent(name) }, query: { owner } });
+  }
+
   /** The owners that have memories and that the key may read, sorted. */
   async owners(): Promise<string[]> {
     return (await this.#call("owners", {})).owners;

@@ -99,6 +99,35 @@ export interface EmbeddingVersionOut {
   current: boolean;
 }
 
+export interface EntitiesOut {
+  /** Most spoken of first. */
+  entities: EntitySummaryOut[];
+}
+
+/** An entity's page (:mod:`hindsight.entities`). */
+export interface EntityOut {
+  /** The fullest name it is called. */
+  name: string;
+  /** person, place, organization, pet, project, or other (a name of no known kind). */
+  kind: string;
+  /** Every other name it goes by. */
+  aliases: string[];
+  /** What was said of it, oldest first. */
+  facts: FactOut[];
+  /** The entities it is linked with. */
+  related: RelatedOut[];
+}
+
+/** An entity as listed: ask for its page by any of its names. */
+export interface EntitySummaryOut {
+  /** The fullest name it is called. */
+  name: string;
+  /** Every other name it goes by. */
+  aliases: string[];
+  /** person, place, organization, pet, project, or other (a name of no known kind). */
+  kind: string;
+}
+
 export interface ErrorBody {
   error: ErrorDetail;
 }
@@ -121,6 +150,13 @@ export interface ExplanationOut {
   /** Channels this recall went without, their source down (dense: the embedding endpoint did not answer); the ranking is what the others found. */
   unavailable?: string[];
   rerank?: RerankOut | null;
+}
+
+export interface FactOut {
+  /** What the owner's memory says (their words, as data). */
+  content: string;
+  /** The memory it was said in. */
+  memory_id: string;
 }
 
 export interface FeedbackIn {
@@ -417,6 +453,13 @@ export interface ReflectIn {
 export interface RejectIn {
   /** Delete it (the answer is then a receipt), or keep it as rejected history; by default the server's on_reject setting. */
   forget?: boolean | null;
+}
+
+export interface RelatedOut {
+  /** The related entity's name (its page's name). */
+  name: string;
+  /** How it is related, e.g. lives in, home of, uncle. */
+  relation: string;
 }
 
 export interface ReplicaOut {
@@ -861,6 +904,35 @@ export interface Operations {
     bodyRequired: false;
     response: HistoryOut;
   };
+  entities: {
+    method: "GET";
+    path: "/v1/entities";
+    pathParams: never;
+    query: {
+      /** Whose memory, as namespace:name, e.g. user:alice. */
+      owner: string;
+    };
+    headers: never;
+    body: never;
+    bodyRequired: false;
+    response: EntitiesOut;
+  };
+  entity: {
+    method: "GET";
+    path: "/v1/entities/{name}";
+    pathParams: {
+      /** Any name the entity goes by, in any case, or a role such as 'my uncle'. */
+      name: string;
+    };
+    query: {
+      /** Whose memory, as namespace:name, e.g. user:alice. */
+      owner: string;
+    };
+    headers: never;
+    body: never;
+    bodyRequired: false;
+    response: EntityOut;
+  };
   observe: {
     method: "POST";
     path: "/v1/sessions/{session_id}/turns";
@@ -1123,6 +1195,8 @@ export const ROUTES = {
   stats: { method: "GET", path: "/v1/stats" },
   feedback: { method: "POST", path: "/v1/memories/{memory_id}/feedback" },
   history: { method: "GET", path: "/v1/memories/{memory_id}/history" },
+  entities: { method: "GET", path: "/v1/entities" },
+  entity: { method: "GET", path: "/v1/entities/{name}" },
   observe: { method: "POST", path: "/v1/sessions/{session_id}/turns" },
   window: { method: "GET", path: "/v1/sessions/{session_id}/turns" },
   sessions: { method: "GET", path: "/v1/sessions" },

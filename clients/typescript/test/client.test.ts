@@ -65,6 +65,23 @@ describe("long-term memory", () => {
     await expect(memory.foresee(owner, { days: -1 })).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it("lists the entities named and shows one's page by an alias", async () => {
+    const owner = fresh();
+    await memory.retain(owner, "My uncle Bartholomew lives in Gdańsk.");
+    await memory.retain(owner, "Uncle Bart called me on Sunday.");
+    const listed = await memory.entities(owner);
+    expect(listed[0]).toEqual({ name: "Bartholomew", aliases: ["Bart", "Uncle Bart"], kind: "person" });
+    expect(listed.map((e) => e.name)).toContain("Gdańsk");
+    const page = await memory.entity(owner, "uncle bart");
+    expect(page.name).toBe("Bartholomew");
+    expect(page.facts.map((f) => f.content)).toEqual(["My uncle Bartholomew lives in Gdańsk.", "Uncle Bart called me on Sunday."]);
+    expect(page.facts.every((f) => f.memory_id.startsWith("m_"))).toBe(true);
+    expect(page.related).toEqual([{ name: "Gdańsk", relation: "lives in" }]);
+    expect((await memory.entity(owner, "Gdańsk")).related).toEqual([{ name: "Bartholomew", relation: "home of" }]);
+    await expect(memory.entity(owner, "AC/DC")).rejects.toBeInstanceOf(NotFoundError);
+    await expect(memory.entity(owner, "")).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it("retains a conversation and one memory as given, with options in the API's own names", async () => {
     const owner = fresh();
     await memory.retain(owner, null, {

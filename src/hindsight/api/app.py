@@ -17,7 +17,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight import __version__, jobs, serving
 from hindsight.access import KeyRing, loopback_hosts
-from hindsight.api import doctor, errors, history, memories, queue, review, sessions, usage
+from hindsight.api import (
+    doctor,
+    entities,
+    errors,
+    history,
+    memories,
+    queue,
+    review,
+    sessions,
+    usage,
+)
 from hindsight.api.deps import Routes
 from hindsight.api.hosts import HostGuardMiddleware
 from hindsight.api.limits import BodyLimitMiddleware
@@ -110,6 +120,7 @@ def create_app(
     for routes in (
         memories.routes,
         history.routes,
+        entities.routes,
         sessions.routes,
         review.routes,
         usage.routes,

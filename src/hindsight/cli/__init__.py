@@ -7,7 +7,8 @@ global options are in :mod:`~hindsight.cli.group`, and the commands by concern: 
 (retain, recall, forget, list, show, update, ...) in :mod:`~hindsight.cli.memory`,
 working-memory sessions in :mod:`~hindsight.cli.session`, export, import and re-embedding
 in :mod:`~hindsight.cli.transfer`, summaries, lessons and foresight in
-:mod:`~hindsight.cli.distil`, the demo in :mod:`~hindsight.cli.demo`, the benchmarks in
+:mod:`~hindsight.cli.distil`, entity pages and their wiki in :mod:`~hindsight.cli.entities`,
+the demo in :mod:`~hindsight.cli.demo`, the benchmarks in
 :mod:`~hindsight.cli.bench` (quality in :mod:`~hindsight.cli.bench_quality`, speed, scale
 and load in :mod:`~hindsight.cli.bench_speed`), background work in
 :mod:`~hindsight.cli.jobs`, the review queue and the audit log in
@@ -29,6 +30,7 @@ from hindsight.cli import memory as _memory  # noqa: F401  # isort: skip
 from hindsight.cli import session as _session  # noqa: F401  # isort: skip
 from hindsight.cli import transfer as _transfer  # noqa: F401  # isort: skip
 from hindsight.cli import distil as _distil  # noqa: F401  # isort: skip
+from hindsight.cli import entities as _entities  # noqa: F401  # isort: skip
 from hindsight.cli import demo as _demo  # noqa: F401  # isort: skip
 from hindsight.cli import bench as _bench  # noqa: F401  # isort: skip
 from hindsight.cli import bench_quality as _bench_quality  # noqa: F401  # isort: skip

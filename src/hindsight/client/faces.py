@@ -152,6 +152,8 @@ class Client(Transport):
     owners = _sync(_Ops.owners)
     jobs = _sync(_Ops.jobs)
     foresee = _sync(_Ops.foresee)
+    entities = _sync(_Ops.entities)
+    entity = _sync(_Ops.entity)
 
     def export(self, owner: str, *, include_history: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory of ``owner`` as a JSON-ready dict, oldest first, streamed."""
@@ -249,6 +251,8 @@ class AsyncClient(Transport):
     owners = _async(_Ops.owners)
     jobs = _async(_Ops.jobs)
     foresee = _async(_Ops.foresee)
+    entities = _async(_Ops.entities)
+    entity = _async(_Ops.entity)
 
     async def export(
         self, owner: str, *, include_history: bool = True

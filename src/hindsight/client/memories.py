@@ -1,6 +1,6 @@
 """The operations on long-term memory: write, recall, read (one memory, a page, the owners,
-the counts, what lies ahead), correct, forget, feedback, history, pin and restore, and
-loading exported records."""
+the counts, what lies ahead, the entities named), correct, forget, feedback, history, pin
+and restore, and loading exported records."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any, Unpack
 from hindsight import errors, views
 from hindsight.client.wire import (
     _Call,
+    entity_path,
     iso,
     memory_path,
     once,
@@ -19,6 +20,7 @@ from hindsight.client.wire import (
     read_memory,
 )
 from hindsight.engine import UNSET, _Unset
+from hindsight.entities import Entity
 from hindsight.foresight import Item
 from hindsight.lifecycle.history import History
 from hindsight.models import (
@@ -131,6 +133,22 @@ class MemoryOps:
 
         params = {"owner": owner, "now": iso(now), "days": days}
         return _Call("GET", "/v1/foresight", read, params=params)
+
+    @staticmethod
+    def entities(owner: str) -> _Call[list[Entity]]:
+        """Every entity ``owner``'s memories name, most spoken of first: each with its name,
+        kind and aliases; its facts and links come with :meth:`entity`."""
+
+        def read(data: Any) -> list[Entity]:
+            return [views.entity_summary_from(e) for e in data["entities"]]
+
+        return _Call("GET", "/v1/entities", read, params={"owner": owner})
+
+    @staticmethod
+    def entity(owner: str, name: str) -> _Call[Entity]:
+        """The page of the entity ``owner``'s memories call ``name`` (any of its names,
+        case-insensitively, or a role such as "my uncle"); NotFoundError if none."""
+        return _Call("GET", entity_path(name), views.entity_from, params={"owner": owner})
 
     @staticmethod
     def owners() -> _Call[list[str]]:

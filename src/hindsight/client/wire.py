@@ -105,6 +105,14 @@ def memory_path(memory_id: str) -> str:
     return f"/v1/memories/{_memory_id(memory_id)}"
 
 
+def entity_path(name: str) -> str:
+    """The page of the entity called ``name``; an empty name is refused as the library
+    refuses it (the path would be the list's)."""
+    if not isinstance(name, str) or not name.strip():
+        raise errors.ValidationError("name must be a non-empty string")
+    return f"/v1/entities/{quote(name, safe='')}"
+
+
 def review_path(memory_id: str, decision: str) -> str:
     return f"/v1/review/{_memory_id(memory_id)}/{decision}"
 

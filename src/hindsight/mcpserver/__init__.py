@@ -18,9 +18,9 @@ The package, by concern: :mod:`.server` builds the server (its instructions, the
 tool calls) and serves stdio, draining the calls in flight through :mod:`.stdio`;
 :mod:`.http` serves streamable HTTP behind API keys. The tools come in groups over
 :mod:`.toolbase`: :mod:`.memory` (long-term memory), :mod:`.sessions` (working memory,
-summaries and reflections), :mod:`.briefing` (what lies ahead, and the prompt) and
-:mod:`.admin` (doctor, review, audit); :mod:`.arguments` holds their argument types and
-validates what a client sends.
+summaries and reflections), :mod:`.briefing` (what lies ahead, and the prompt),
+:mod:`.entities` (who and what the memories name) and :mod:`.admin` (doctor, review,
+audit); :mod:`.arguments` holds their argument types and validates what a client sends.
 """
 
 from __future__ import annotations

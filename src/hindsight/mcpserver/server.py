@@ -22,6 +22,7 @@ from hindsight.mcpserver import stdio
 from hindsight.mcpserver.admin import AdminTools
 from hindsight.mcpserver.arguments import strict_arguments
 from hindsight.mcpserver.briefing import BriefingTools
+from hindsight.mcpserver.entities import EntityTools
 from hindsight.mcpserver.memory import MemoryTools
 from hindsight.mcpserver.sessions import SessionTools
 
@@ -41,6 +42,8 @@ or a task ends with a result worth keeping, call memory_write.
 memory on its own. memory_summarize and memory_reflect distil sessions into summaries and lessons.
 - At the start of a session, call memory_foresee for what lies ahead for the user (events, \
 commitments, routines, open goals) and keep it in mind.
+- memory_entity shows what the user's memories say of a person, place, organisation, pet or \
+project they name (by any name, or a role such as 'my uncle'); memory_entities lists them.
 - memory_update fixes a wrong memory; memory_delete forgets one (when the user asks to forget).
 - After a memory helped (or misled) you, call memory_feedback; memory_history shows how one \
 changed over time.
@@ -111,9 +114,15 @@ def create_server(
     """
     caller = principal or (lambda: TRUSTED)
     ahead = BriefingTools(hs, caller)
-    groups = (MemoryTools(hs, caller), SessionTools(hs, caller), ahead, AdminTools(hs, caller))
-    # the order a client lists them in: long-term memory, sessions, foresight, the doctor
-    # (and review and audit)
+    groups = (
+        MemoryTools(hs, caller),
+        SessionTools(hs, caller),
+        ahead,
+        EntityTools(hs, caller),
+        AdminTools(hs, caller),
+    )
+    # the order a client lists them in: long-term memory, sessions, foresight, entities,
+    # the doctor (and review and audit)
     return _Server([fn for group in groups for fn in group.tools()], ahead.briefing)
 
 

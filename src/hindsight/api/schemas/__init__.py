@@ -33,6 +33,13 @@ from hindsight.api.schemas.base import (
     owner_field,
     session_field,
 )
+from hindsight.api.schemas.entities import (
+    EntitiesOut,
+    EntityOut,
+    EntitySummaryOut,
+    FactOut,
+    RelatedOut,
+)
 from hindsight.api.schemas.memories import (
     AssessmentOut,
     ChannelHitOut,
@@ -100,9 +107,13 @@ __all__ = [
     "AuditEntryOut",
     "AuditPage",
     "ChannelHitOut",
+    "EntitiesOut",
+    "EntityOut",
+    "EntitySummaryOut",
     "ErrorBody",
     "ErrorDetail",
     "ExplanationOut",
+    "FactOut",
     "FeedbackIn",
     "ForesightItemOut",
     "ForesightOut",
@@ -132,6 +143,7 @@ __all__ = [
     "ReceiptOut",
     "ReflectIn",
     "RejectIn",
+    "RelatedOut",
     "RerankOut",
     "RetainIn",
     "RetainOut",
