@@ -125,6 +125,8 @@ def test_the_engine_keeps_pages_current_and_audits_a_page_read(
         assert page.name == "Bartholomew" and len(page.facts) == 2
         entry = hs.audit(owner=ALICE, action="entity")[0]
         assert set(entry.memory_ids) == {f.memory_id for f in page.facts}
+        listed = hs.audit(owner=ALICE, action="entities")[0]  # the list holds every fact
+        assert len(listed.memory_ids) == 1 and listed.detail == {"entities": 2}
         with pytest.raises(NotFoundError, match="no entity called 'Zed'"):
             hs.entity(ALICE, "Zed")
         with pytest.raises(ValidationError):

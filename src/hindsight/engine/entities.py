@@ -33,8 +33,13 @@ class Entities:
         """Every entity ``owner``'s memories name (people, places, organisations, pets,
         projects, and names of no known kind), most spoken of first."""
         owner = self._readable(owner)
-        graph = self._graphs.of(owner)
-        return sorted(graph.entities, key=lambda e: (-len(e.facts), e.name.casefold()))
+        found = sorted(
+            self._graphs.of(owner).entities, key=lambda e: (-len(e.facts), e.name.casefold())
+        )
+        if self.settings.audit_recalls:  # every page's facts: the owner's words, read
+            ids = tuple(dict.fromkeys(f.memory_id for e in found for f in e.facts))
+            self._audit_read("entities", {owner: ids}, {"entities": len(found)})
+        return found
 
     def entity(self: _Engine, owner: str, name: str) -> Entity:
         """The page of the entity ``owner``'s memories call ``name`` (any of its names,
