@@ -107,9 +107,10 @@ def test_relations_link_both_pages(family: Graph) -> None:
 
 
 def test_the_entity_channel_follows_one_hop(family: Graph) -> None:
-    linked = dict(family.linked("Which club does the man my niece married coach?", 10))
-    assert set(linked) == {"m6", "m9", "m7"}  # Anna's, and Tom's (her husband's)
-    assert linked["m7"] < linked["m6"]  # one hop away counts for less
+    linked = family.linked("Which club does the man my niece married coach?", 10)
+    # the niece is Anna: what is said of those she is linked with (Tom, Acme Corp, Alice)
+    assert {mid for mid, _ in linked[:2]} == {"m7", "m6"}  # Tom coaches; Anna married Tom
+    assert "m9" in dict(linked)  # Acme Corp's: Anna works there
     assert family.linked("What is the weather like?", 10) == []
 
 

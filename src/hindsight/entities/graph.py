@@ -471,33 +471,30 @@ class Graph:
         return out
 
     def linked(self, query: str, limit: int) -> list[tuple[str, float]]:
-        """Memories linked to the entities ``query`` names, and one hop further (the
+        """Memories of the entities linked with those ``query`` names, one hop away (the
         niece's husband -> the club he coaches), best first: recall's entity channel.
 
-        A memory scores by how many of the query's other words it holds (the entity's
-        own names left out), halved one hop away, over the log of how much is said of
-        its entity, so a name in every turn (a speaker's) counts for little.
+        What is said of the named entities themselves the keyword channel finds by their
+        names; what this adds is what is said of the ones they are linked with (the
+        memory stating the link is among them). A memory scores by how many of the
+        query's other words it holds over the log of how much is said of its entity.
         """
         named = self.named_in(query)
         if not named:
             return []
         own = {t for e in named for name in e.names() for t in text_terms(name)}
         wanted = set(query_terms(query)) - own
-        scores: dict[str, float] = {}
         seen = {e.name for e in named}
-        hops = [(e, 1.0) for e in named]
+        scores: dict[str, float] = {}
         for entity in named:
             for other in self.related_to(entity):
-                if other.name not in seen:
-                    seen.add(other.name)
-                    hops.append((other, 0.5))
-        for entity, weight in hops:
-            spread = math.log2(2 + len(entity.facts))
-            for fact in entity.facts:
-                overlap = len(wanted & text_terms(fact.content))
-                score = weight * (1 + overlap) / spread
-                if score > scores.get(fact.memory_id, 0.0):
-                    scores[fact.memory_id] = score
+                if other.name in seen:
+                    continue
+                seen.add(other.name)
+                spread = math.log2(2 + len(other.facts))
+                for fact in other.facts:
+                    score = (1 + len(wanted & text_terms(fact.content))) / spread
+                    scores[fact.memory_id] = max(score, scores.get(fact.memory_id, 0.0))
         return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
