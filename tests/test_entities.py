@@ -114,6 +114,7 @@ def test_the_entity_channel_follows_one_hop(family: Graph) -> None:
     assert family.linked("What is the weather like?", 10) == []
 
 
+@pytest.mark.backends  # pages are read from the store
 def test_the_engine_keeps_pages_current_and_audits_a_page_read(
     settings: Settings, embedder: Embeddings
 ) -> None:
@@ -134,6 +135,7 @@ def test_the_engine_keeps_pages_current_and_audits_a_page_read(
             hs.entity(ALICE, " ")
 
 
+@pytest.mark.backends  # pages are read from the store
 def test_recall_fuses_the_entity_channel_within_the_filter(
     settings: Settings, embedder: Embeddings
 ) -> None:
