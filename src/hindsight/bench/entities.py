@@ -21,7 +21,6 @@ engine one message each, two days apart, then names are asked of
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,6 +28,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Final
 
+from hindsight.bench import suite
+from hindsight.bench.suite import share
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
@@ -60,16 +61,7 @@ class Scenario:
 def load(path: Path) -> tuple[str, list[Scenario]]:
     """A file's name and scenarios, each field checked (a ValidationError names the first
     that is wrong)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValidationError(f"{path}: not a readable JSON file: {exc}") from None
-    if (
-        not isinstance(data, dict)
-        or data.get("version") != 1
-        or not isinstance(data.get("scenarios"), list)
-    ):
-        raise ValidationError(f'{path}: expected {{"name", "version": 1, "scenarios": [...]}}')
+    data = suite.read(path, "scenarios")
     scenarios: list[Scenario] = []
     for i, raw in enumerate(data["scenarios"]):
         scenario = _scenario(raw, f"{path}: scenarios[{i}]")
@@ -166,9 +158,6 @@ class Tally:
     misses: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        def share(n: int, of: int) -> float | None:
-            return None if of == 0 else round(n / of, 3)
-
         return {
             "scenarios": self.scenarios,
             "scenarios_right": self.scenarios_right,

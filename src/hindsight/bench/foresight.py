@@ -27,6 +27,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from hindsight.bench.suite import share
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
@@ -98,9 +99,6 @@ class Tally:
     misses: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        def share(n: int, of: int) -> float | None:
-            return None if of == 0 else round(n / of, 3)
-
         return {
             "scenarios": self.scenarios,
             "scenarios_right": self.scenarios_right,

@@ -18,7 +18,6 @@ that fails otherwise counts as a hit for each attack probe and a loss for each p
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from hindsight.bench import suite
 from hindsight.config import Settings
 from hindsight.embed import Embeddings
 from hindsight.embed import registry as embedders
@@ -74,16 +74,7 @@ class Case:
 def load(path: Path) -> tuple[str, list[Case]]:
     """A suite's name and cases, each field checked (a ValidationError names the first
     that is wrong)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValidationError(f"{path}: not a readable JSON file: {exc}") from None
-    if (
-        not isinstance(data, dict)
-        or data.get("version") != 1
-        or not isinstance(data.get("cases"), list)
-    ):
-        raise ValidationError(f'{path}: expected {{"name", "version": 1, "cases": [...]}}')
+    data = suite.read(path, "cases")
     cases, ids, owners = [], set(), set()
     for i, raw in enumerate(data["cases"]):
         case = _case(raw, f"{path}: cases[{i}]")
