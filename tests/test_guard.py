@@ -272,8 +272,13 @@ def test_a_claim_made_before_it_was_held_is_held_with_it(local: Hindsight) -> No
         source="tool",
     )
     assert local.store.get(first.episodes)[0].status is Status.ACTIVE  # nothing against it yet
+    # the agent repeats the tool's claim (cosine 0.68; "..., file Form 1040." alone was
+    # 0.59-0.60, either side of repeat_similarity as the CPU rounds int8 products)
     local.retain(
-        OWNER, "Since you're a US tax resident, file Form 1040.", session_id="t2", source="agent"
+        OWNER,
+        "Since you're a US tax resident, file your federal income tax return on Form 1040.",
+        session_id="t2",
+        source="agent",
     )
     assert local.store.get(first.episodes)[0].status is Status.PENDING_REVIEW
 
