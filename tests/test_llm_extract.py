@@ -523,3 +523,24 @@ def test_a_model_that_does_not_answer_in_time_is_tried_again_later(
     assert derived(hs) == []
     [row] = hs.usage(ALICE)
     assert (row.calls, row.failures) == (1, 1)
+
+
+def test_the_models_entities_and_relations_fill_the_pages(hs: Hindsight, server: FakeLLM) -> None:
+    # words alone join neither "B. Nowak" with "Uncle Bart" nor Tom with the Falcons here
+    hs.retain(ALICE, "B. Nowak, my mum's brother, signed the lease. He coaches the Falcons.")
+    said = fact(
+        "User's uncle Bartholomew Nowak signed the lease and coaches the Falcons.",
+        entities=[
+            {"name": "Bartholomew Nowak", "kind": "person", "aliases": ["B. Nowak", "Uncle Bart"]},
+            {"name": "Falcons", "kind": "organization"},
+        ],
+        relations=[["Bartholomew Nowak", "coaches", "Falcons"]],
+    )
+    server.script(openai_answer(memories(said)))
+    assert hs.run_jobs() == 1
+    [kept] = derived(hs)
+    assert kept.metadata["entities"]["relations"] == [["Bartholomew Nowak", "coaches", "Falcons"]]
+    page = hs.entity(ALICE, "uncle bart")
+    assert page.name == "Bartholomew Nowak" and {"B. Nowak", "Uncle Bart"} <= set(page.aliases)
+    assert ("Falcons", "coaches") in {(r.name, r.relation) for r in page.related}
+    assert kept.id in {f.memory_id for f in page.facts}

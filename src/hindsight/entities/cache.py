@@ -65,7 +65,10 @@ class Graphs:
 
     def _build(self, owner: str, generation: int) -> Graph:
         memories = self._store.iterate(Filter(owners=[owner]))
-        graph = Graph(Said(m.id, m.content, m.provenance.speaker, m.observed_at) for m in memories)
+        graph = Graph(
+            Said(m.id, m.content, m.provenance.speaker, m.observed_at, m.metadata.get("entities"))
+            for m in memories
+        )
         with self._lock:
             held = self._held.get(owner)
             if held is None or held[0] <= generation:

@@ -16,11 +16,11 @@ import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from difflib import SequenceMatcher
-from typing import Final
+from typing import Any, Final
 
 from hindsight.entities.mentions import KIN, RELATIVES, Mention, read, role_word
 from hindsight.text.names import family, same_person
@@ -43,6 +43,7 @@ class Said:
     content: str
     speaker: str | None = None
     at: datetime | None = None
+    read: Mapping[str, Any] | None = None  # what an LLM read in it (metadata "entities")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +185,7 @@ class Graph:
         self._by_key: dict[tuple[str, str | None, str | None], int] = {}
         self._nameless: dict[tuple[str, str | None], _Node] = {}
         self._texts: dict[str, tuple[str, datetime | None]] = {}
+        self._same: list[tuple[int, int]] = []  # names an LLM said are one entity
         links: list[tuple[int, str, int, str]] = []  # node, relation, node, memory
         for s in said:
             self._texts[s.memory_id] = (s.content, s.at)
@@ -245,6 +247,7 @@ class Graph:
             node.kind["person"] += 1
             node.surfaces[speaker] += 1
             node.strong = True
+        out.extend(self._read_by_model(s, speaker))
         for link in links:
             a = speaker_node if link.subject == -1 else placed.get(link.subject)
             b = placed.get(link.object)
@@ -253,6 +256,41 @@ class Graph:
         for i, m in enumerate(mentions):  # "my uncle Bart": Bart is the speaker's uncle
             if m.role in RELATIVES and m.of is None and speaker_node is not None and placed[i] >= 0:
                 out.append((placed[i], f"{m.role} of", speaker_node, s.memory_id))
+        return out
+
+    def _named(self, name: str, kind: str, memory_id: str) -> int:
+        index = self._node(Mention(name, name, kind, 0), None)
+        node = self._nodes[index]
+        node.kind[kind] += 1
+        node.surfaces[name] += 1
+        node.memories[memory_id] = None
+        node.strong = True
+        return index
+
+    def _read_by_model(self, s: Said, speaker: str | None) -> list[tuple[int, str, int, str]]:
+        """The entities, aliases and relations an LLM extractor read in ``s``."""
+        if not s.read:
+            return []
+        nodes: dict[str, int] = {}
+        for entity in s.read.get("named") or ():
+            name, kind = str(entity.get("name", "")).strip(), str(entity.get("kind", "other"))
+            if not name or kind not in _KIND_RANK:
+                continue
+            nodes[_key(name)] = index = self._named(name, kind, s.memory_id)
+            for alias in entity.get("aliases") or ():
+                if str(alias).strip():
+                    other = self._named(str(alias).strip(), kind, s.memory_id)
+                    nodes[_key(str(alias))] = other
+                    self._same.append((index, other))
+        out = []
+        for triple in s.read.get("relations") or ():
+            if len(triple) != 3:
+                continue
+            a, relation, b = (str(part).strip() for part in triple)
+            ends = [nodes.get(_key(a)), nodes.get(_key(b))]
+            if None in ends or not relation or ends[0] == ends[1]:
+                continue
+            out.append((int(ends[0] or 0), relation.lower(), int(ends[1] or 0), s.memory_id))
         return out
 
     # -- merging -------------------------------------------------------------------------
@@ -270,6 +308,8 @@ class Graph:
         self._live = live
         self._root_roles = {i: set(nodes[i].roles) for i in live}
         self._said = {i: len(nodes[i].memories) for i in live}  # memories of each root
+        for one, other in self._same:  # what a model said is one entity is
+            self._union(one, other)
         # one name with roles that tell people apart stays several entities; the same
         # name with no role joins the one of them named most
         by_name: dict[str, list[int]] = defaultdict(list)

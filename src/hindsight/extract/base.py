@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from hindsight.errors import ValidationError
 from hindsight.models import TAG_VALUES, Kind, Tag, Turn
@@ -38,7 +38,8 @@ class Extracted:
     instruction to the assistant, the kind of request it governs ("deadlines"):
     what a later request matches, so the memory is embedded as it. ``replaces`` names
     stored memories this statement updates or contradicts (an LLM extractor that was
-    shown them says so): the write retires them, and nothing else.
+    shown them says so): the write retires them, and nothing else. ``entities``: the
+    entities and relations an LLM extractor read in it, kept in the memory's metadata.
     """
 
     kind: Kind
@@ -54,6 +55,7 @@ class Extracted:
     tool: str | None = None
     detail: str | None = None
     replaces: tuple[str, ...] = ()
+    entities: dict[str, Any] | None = None  # an LLM's: {"named": [...], "relations": [...]}
 
     def __post_init__(self) -> None:
         if self.kind not in EXTRACTABLE_KINDS:

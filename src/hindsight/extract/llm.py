@@ -32,9 +32,11 @@ from hindsight.llm import Leniency, Message
 from hindsight.models import Kind, Memory, Turn
 
 #: Part of each extraction job's id: a new prompt extracts the same turns again.
-PROMPT_VERSION: Final = "extract-1"
+PROMPT_VERSION: Final = "extract-2"
 MAX_MEMORIES: Final = 20
 MAX_TURN_CHARS: Final = 2_000
+MAX_ENTITIES: Final = 8  # entities, and relations, named by one memory
+ENTITY_KINDS: Final = ("person", "place", "organization", "pet", "project", "other")
 _KINDS: Final = {
     "preference": Kind.PREFERENCE,
     "fact": Kind.FACT,
@@ -73,6 +75,34 @@ SCHEMA: Final[dict[str, Any]] = {
                     "turn": {"type": "integer", "minimum": 0},
                     "updates": {"type": ["string", "null"], "maxLength": 20},
                     "applies_when": {"type": ["string", "null"], "maxLength": 200},
+                    "entities": {
+                        "type": "array",
+                        "maxItems": MAX_ENTITIES,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string", "minLength": 1, "maxLength": 120},
+                                "kind": {"type": "string", "enum": list(ENTITY_KINDS)},
+                                "aliases": {
+                                    "type": "array",
+                                    "maxItems": 8,
+                                    "items": {"type": "string", "maxLength": 120},
+                                },
+                            },
+                            "required": ["name", "kind"],
+                            "additionalProperties": False,
+                        },
+                    },
+                    "relations": {
+                        "type": "array",
+                        "maxItems": MAX_ENTITIES,
+                        "items": {
+                            "type": "array",
+                            "minItems": 3,
+                            "maxItems": 3,
+                            "items": {"type": "string", "minLength": 1, "maxLength": 120},
+                        },
+                    },
                 },
                 "required": ["kind", "content", "confidence", "turn"],
                 "additionalProperties": False,
@@ -126,7 +156,12 @@ can hold many values (likes, events);
 - updates: the label (such as "k2") of a known memory that this one updates, corrects \
 or contradicts, only when it clearly does; else null;
 - applies_when: for an instruction, the kind of request it governs ("deadlines"); else \
-null.
+null;
+- entities: the people, places, organizations, pets and projects the memory names, each \
+with its kind and the other names the conversation gives it ({{"name": "Bartholomew \
+Nowak", "kind": "person", "aliases": ["Uncle Bart"]}}); the user as {subject};
+- relations: what the memory says links two of them, as [subject, relation, object] \
+(["Tom", "coaches", "Falcons"], ["Anna", "niece of", "{subject}"]).
 Answer {{"memories": []}} when nothing is worth keeping."""
 
 
@@ -222,11 +257,29 @@ def read_answer(
                     else None,
                     tool=turn.tool_name if kind == "tool_result" else None,
                     replaces=() if replaced is None else (replaced.id,),
+                    entities=_entities(item),
                 )
             )
         except ValidationError:
             out.dropped += 1
     return out
+
+
+def _entities(item: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The entities and relations an item names, as a memory keeps them (its metadata's
+    ``entities``: :mod:`hindsight.entities` reads them beside the words)."""
+    named = [
+        {
+            "name": " ".join(e["name"].split()),
+            "kind": e["kind"],
+            "aliases": [" ".join(a.split()) for a in e.get("aliases") or () if a.strip()],
+        }
+        for e in item.get("entities") or ()
+        if e["name"].strip()
+    ]
+    links = [[" ".join(part.split()) for part in r] for r in item.get("relations") or ()]
+    links = [r for r in links if all(r)]
+    return {"named": named, "relations": links} if named or links else None
 
 
 def turn_of(content: str, kind: str, turns: Sequence[Turn]) -> int | None:

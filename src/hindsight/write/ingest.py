@@ -297,6 +297,8 @@ class Ingest:
             meta["tool"] = item.tool
         if item.detail is not None:
             meta["detail"] = item.detail
+        if item.entities is not None:
+            meta["entities"] = item.entities
         memory = self.new_memory(
             owner,
             item.kind,
