@@ -73,6 +73,111 @@ def test_relations_are_read_between_names_and_roles() -> None:
     assert [(link.subject, link.relation) for link in links] == [(-1, "works at")]
 
 
+def links(text: str) -> set[tuple[str, str, str]]:
+    mentions, found = read(text)
+
+    def who(i: int) -> str:
+        return "I" if i == -1 else mentions[i].name or mentions[i].surface
+
+    return {(who(x.subject), x.relation, who(x.object)) for x in found}
+
+
+def test_he_she_his_and_her_are_whom_the_sentences_before_name() -> None:
+    # the subject of the sentence, not the last name before the pronoun
+    assert ("Zofia", "lives in", "Kraków") in links(
+        "My cousin Zofia is Uncle Bart's daughter, she lives in Kraków."
+    )
+    # one named as another's is not who "he" is
+    assert ("Callum", "works at", "Tesco") in links(
+        "Elizabeth's boyfriend, Callum, seems nice, he works at the Tesco in Stockton."
+    )
+    # a sentence before; a name given only to women is no "he"
+    assert links("Fiona met Tom Price. He works at Deloitte.") == {
+        ("Tom Price", "works at", "Deloitte")
+    }
+    assert ("Carol", "daughter of", "Jenkins") in links(
+        "Old Mr. Jenkins had a fall, his daughter Carol is staying with him."
+    )
+    # "her surgeon" with no one named before: no one's, not the speaker's
+    assert [m.role for m in read("Her surgeon is Dr. Kwame Mensah.")[0]] == ["doctor"]
+    # a diary's sentence with no subject is the speaker's
+    assert links("Started volunteering at the Royal National Lifeboat Institution.") == {
+        ("I", "works at", "Royal National Lifeboat Institution")
+    }
+
+
+def test_relations_are_read_through_the_words_between() -> None:
+    assert links("Inês is an architect at a firm called Atelier Norte now.") == {
+        ("Inês", "works at", "Atelier Norte")
+    }
+    assert links("Sandra Beck teaches PE at Eli's school, Hillside Primary.") == {
+        ("Sandra Beck", "teaches at", "Hillside Primary")
+    }
+    assert links("Chloe is a nurse at the hospital in Scarborough.") == {
+        ("Chloe", "works in", "Scarborough")
+    }
+    assert links("Mia works for Zalando in Berlin.") == {
+        ("Mia", "works at", "Zalando"),
+        ("Zalando", "located in", "Berlin"),
+    }
+    assert links("Yep, Kenji Tanaka, senior engineer at Panasonic.") == {
+        ("Kenji Tanaka", "works at", "Panasonic")
+    }
+    assert links("Biscuit saw Dr. Alvarez at Riverside Vets.") == {
+        ("Alvarez", "works at", "Riverside Vets")
+    }
+    assert links("Zofia is Uncle Bart's daughter.") >= {("Zofia", "daughter of", "Bart")}
+    # what is no relation: the couple's Quebec, Mum's attic, Dai's "'s" that is "is"
+    assert links("We met a couple from Quebec at the campground.") == set()
+    assert links("Uncle Bart wants the albums from Mum's attic.") == set()
+    assert links("Dai's a shearer, so he's useless in lambing season.") == set()
+
+
+def test_roles_are_kin_social_words_and_what_people_do() -> None:
+    assert ("Theodora", "person", "bassist") in named("Our bassist Theodora is driving.")
+    assert ("Lucy", "person", "flatmate") in named("Lucy, my flatmate, is off to Japan.")
+    assert ("Tariq Aziz", "person", "physio") in named("Tariq Aziz (the physio) is pleased.")
+    assert ("Declan Foy", "person", "agent") in named(
+        "The estate agent, a shiny man called Declan Foy, rang."
+    )
+    assert ("Mochi", "pet", "cat") in named("My flatmate's cat Mochi hissed.")
+    # a place before "my cousin Kenji" is no cousin; a word that only ends like a role
+    assert ("Osaka", "other", None) in named("Just landed in Osaka, my cousin Kenji came.")
+    assert ("Arsenal", "other", None) in named("My other Arsenal shirt is dirty.")
+
+
+def test_roles_find_the_owners_and_spouses_and_mr_is_not_mrs() -> None:
+    graph = Graph(
+        [
+            Said("a1", "Lucy, my flatmate, is off to Japan.", "Alice"),
+            Said("a2", "My flatmate's cat Mochi hissed at the dog.", "Alice"),
+            Said("a3", "Señora Ortega's husband, Paco, drives a taxi.", "Alice"),
+            Said("a4", "Mr. Pemberton wants to leave the greenhouse.", "Alice"),
+            Said("a5", "Mrs. Pemberton wants to take the greenhouse.", "Alice"),
+            Said("a6", "My niece Poppy works at the Red Lion.", "Dana"),
+            Said("a7", "I told Dana about the Red Lion.", "Alice"),
+            Said("a8", "My co-founder, Femi Ajayi, runs the tech side.", "Alice"),
+            Said("a9", "We met Marie-Claude at the campground.", "Alice"),
+            Said("a10", "We saw Jonah play the drums.", "Alice"),
+        ]
+    )
+    lucy = graph.find("my flatmate")
+    assert lucy is not None and lucy.name == "Lucy"
+    assert ("Mochi", "cat") in {(r.name, r.relation) for r in lucy.related}  # through "my flatmate"
+    wife = graph.find("Paco's wife")  # whom Paco is the husband of
+    assert wife is not None and wife.name == "Ortega"
+    mr, mrs = graph.find("Mr. Pemberton"), graph.find("Mrs. Pemberton")
+    assert mr is not None and mrs is not None and mr is not mrs
+    assert graph.find("my niece") is None  # Dana's niece, not Alice's
+    niece = graph.find("Dana's niece")
+    assert niece is not None and niece.name == "Poppy"
+    femi = graph.find("my co-founder")
+    assert femi is not None and femi.name == "Femi Ajayi"
+    assert graph.find("marie claude") is graph.find("Marie-Claude") is not None
+    # another given name is another person, not a misspelling
+    assert graph.find("Jonas") is None and graph.find("Jonahh") is graph.find("Jonah")
+
+
 def test_aliases_of_one_person_merge_and_a_namesake_stays_apart(family: Graph) -> None:
     uncle = family.find("Uncle Bart")
     assert uncle is not None and uncle.name == "Bartholomew Nowak"

@@ -22,7 +22,17 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from typing import Any, Final
 
-from hindsight.entities.mentions import KIN, RELATIVES, Mention, read, role_word
+from hindsight.entities.given import given_to, is_given
+from hindsight.entities.mentions import (
+    KIN,
+    PROFESSIONS,
+    RELATIVES,
+    SOCIAL,
+    TITLES,
+    Mention,
+    read,
+    role_word,
+)
 from hindsight.text.names import family, same_person
 from hindsight.text.terms import query_terms, text_terms
 
@@ -149,13 +159,16 @@ def _names_fit(a: _Node, b: _Node) -> bool:
 
 
 def _key(name: str) -> str:
-    """A name as it is looked up: lower-cased, without accents, dots or extra spaces."""
+    """A name as it is looked up: lower-cased, without accents, dots, hyphens or extra
+    spaces ("Marie-Claude" is "marie claude")."""
     plain = unicodedata.normalize("NFKD", name.casefold())
     plain = "".join(c for c in plain if not unicodedata.combining(c))
-    return " ".join(plain.replace(".", " ").replace("\u2019", "'").split())
+    return " ".join(plain.replace(".", " ").replace("-", " ").replace("\u2019", "'").split())
 
 
-_TITLE_KEYS: Final = frozenset({"mr", "mrs", "ms", "dr", "prof", "uncle", "aunt", "coach"})
+_TITLED: Final = frozenset({"mr", "ms"})  # "roles" of Mr. and Mrs.: no roles on a page
+_NAMELESS: Final = -2  # a link's end at -2 - k: the k-th role named by no name ("my niece")
+_TITLE_KEYS: Final = frozenset(_key(title) for title in TITLES)
 
 
 def _initials(node: _Node) -> set[str]:
@@ -172,9 +185,32 @@ def _initials(node: _Node) -> set[str]:
 
 
 def _roles_fit(a: set[tuple[str, str | None]], b: set[tuple[str, str | None]]) -> bool:
-    """Two sets of roles of one entity? Either unknown, or one role in common; a kinship
-    role and a workplace ("from accounting") tell two people apart."""
-    return not a or not b or bool(a & b)
+    """Two sets of roles of one entity? Either unknown, one role in common, or roles to
+    different people ("my instructor", "Gethin's daughter"). A kinship role and a
+    workplace ("from accounting") tell two people apart; a title that is a profession
+    ("Prof.") fits what such a person is to someone ("my supervisor")."""
+    sa, sb = {r for r, _ in a} & _TITLED, {r for r, _ in b} & _TITLED
+    if sa and sb and sa != sb:
+        return False  # Mr. and Mrs. Pemberton
+    a, b = {r for r in a if r[0] not in _TITLED}, {r for r in b if r[0] not in _TITLED}
+    if not a or not b or a & b or not {of for _, of in a} & {of for _, of in b}:
+        return True  # what one is to different people tells no one apart
+    ra, rb = {role for role, _ in a}, {role for role, _ in b}
+    return bool((ra & PROFESSIONS and rb <= SOCIAL) or (rb & PROFESSIONS and ra <= SOCIAL))
+
+
+def _other_given(asked: str, known: str) -> bool:
+    """Whether a word of ``asked`` is a given name that the word of ``known`` in its
+    place is not."""
+    return any(a != k and is_given(a) for a, k in zip(asked.split(), known.split(), strict=False))
+
+
+def _sexes_fit(roles: set[tuple[str, str | None]], *nodes: _Node) -> bool:
+    """Whether names and a Mr. or Mrs. among ``roles`` may be one person's: "Mrs. Doyle"
+    is not "Marcus Doyle"."""
+    told = {"m" if r == "mr" else "f" for r, _ in roles if r in _TITLED}
+    told |= {given_to(n.words[0]) for n in nodes if len(n.words) > 1} - {"", "mf"}
+    return len(told) < 2
 
 
 class Graph:
@@ -184,12 +220,16 @@ class Graph:
         self._nodes: list[_Node] = []
         self._by_key: dict[tuple[str, str | None, str | None], int] = {}
         self._nameless: dict[tuple[str, str | None], _Node] = {}
+        self._nameless_at: dict[tuple[str, str | None], int] = {}  # a link's end for each
         self._texts: dict[str, tuple[str, datetime | None]] = {}
         self._same: list[tuple[int, int]] = []  # names an LLM said are one entity
         links: list[tuple[int, str, int, str]] = []  # node, relation, node, memory
+        speakers: Counter[str] = Counter()
         for s in said:
             self._texts[s.memory_id] = (s.content, s.at)
             links.extend(self._read(s))
+            speakers[s.speaker or ""] += 1
+        self._owner = speakers.most_common(1)[0][0] if speakers else ""  # whose "my"
         self._sets = _Sets()
         self._merge()
         self.entities, self._of_root = self._pages(links)
@@ -225,11 +265,14 @@ class Graph:
             if not m.name:  # "my niece": resolved once every name is known
                 of = m.of if m.of is not None else speaker
                 called = f"{of}'s {m.role}" if of and m.role else m.surface
-                nameless = self._nameless.setdefault((m.role or "", of), _Node(called))
+                key = (m.role or "", of)
+                if key not in self._nameless:
+                    self._nameless_at[key] = _NAMELESS - len(self._nameless)
+                nameless = self._nameless.setdefault(key, _Node(called))
                 nameless.surfaces[m.surface] += 1
                 nameless.kind[m.kind] += 1
                 nameless.memories[s.memory_id] = None
-                placed[i] = -1  # linked to no name
+                placed[i] = self._nameless_at[key]  # its page is found once all are read
                 continue
             index = self._node(m, speaker)
             node = self._nodes[index]
@@ -251,10 +294,10 @@ class Graph:
         for link in links:
             a = speaker_node if link.subject == -1 else placed.get(link.subject)
             b = placed.get(link.object)
-            if a is not None and b is not None and a >= 0 and b >= 0 and a != b:
+            if a is not None and b is not None and a != b:
                 out.append((a, link.relation, b, s.memory_id))
         for i, m in enumerate(mentions):  # "my uncle Bart": Bart is the speaker's uncle
-            if m.role in RELATIVES and m.of is None and speaker_node is not None and placed[i] >= 0:
+            if m.role in RELATIVES and m.of is None and speaker_node is not None and m.name:
                 out.append((placed[i], f"{m.role} of", speaker_node, s.memory_id))
         return out
 
@@ -304,6 +347,7 @@ class Graph:
     def _merge(self) -> None:
         nodes = self._nodes
         strong = {n.name for n in nodes if n.strong}
+        strong |= {n.words[-1] for n in nodes if n.strong and len(n.words) > 1}  # "Pruitt says"
         live = [i for i, n in enumerate(nodes) if n.name in strong]
         self._live = live
         self._root_roles = {i: set(nodes[i].roles) for i in live}
@@ -349,7 +393,11 @@ class Graph:
                     continue
                 if (len(b.words), len(b.name)) < (len(a.words), len(a.name)):
                     continue
-                if _names_fit(a, b) and _roles_fit(self._roles(i), self._roles(j)):
+                if (
+                    _names_fit(a, b)
+                    and _roles_fit(self._roles(i), self._roles(j))
+                    and _sexes_fit(self._roles(i) | self._roles(j), a, b)
+                ):
                     fits.add(root)
             if len(fits) > 1:  # one far more spoken of than the rest: that one
                 said = sorted(fits, key=lambda root: -self._said[root])
@@ -357,6 +405,18 @@ class Graph:
                     fits = {said[0]}
             if len(fits) == 1:
                 self._union(fits.pop(), i)
+        # "the Henderson contract": a word alone that begins one organisation's name
+        orgs: dict[str, set[int]] = defaultdict(set)
+        for i in live:
+            if self._kind(nodes[i]) == "organization" and len(nodes[i].words) > 1:
+                orgs[nodes[i].words[0].casefold()].add(self._sets.find(i))
+        joined = Counter(self._sets.find(i) for i in live)
+        for i in live:
+            node, root = nodes[i], self._sets.find(i)
+            if len(node.words) == 1 and joined[root] == 1 and self._kind(node) != "person":
+                roots = orgs.get(node.name.casefold(), set())
+                if len(roots) == 1:
+                    self._union(roots.pop(), i)
 
     def _roles(self, i: int) -> set[tuple[str, str | None]]:
         return self._root_roles.get(self._sets.find(i), set())
@@ -392,6 +452,7 @@ class Graph:
                 self._sets.parent[root] = root
             extra[root].extend(node.memories)
             extra_alias[root].append(node.name)
+            self._sets.parent[self._nameless_at[role, of]] = root
         of_root: dict[int, int] = {}
         self._roles_of: dict[int, set[tuple[str, str | None]]] = {}
         entities: list[Entity] = []
@@ -413,7 +474,7 @@ class Graph:
             aliases = [s for s in dict.fromkeys([*plain, *surfaces, *extra_alias.get(root, [])])
                        if s != name]  # fmt: skip
             kind = self._kind(_Node(name, kind=kinds))
-            roles = sorted({role for i in members for role, _ in nodes[i].roles})
+            roles = sorted({role for i in members for role, _ in nodes[i].roles} - _TITLED)
             if kind == "other" and any(r in KIN for r in roles):
                 kind = "person"
             names[root] = name
@@ -450,29 +511,25 @@ class Graph:
         has, else by the one spelling nearest to it if no other is as near."""
         wanted = _key(name)
         exact = self._lookup.get(wanted, [])
+        first, _, rest = wanted.partition(" ")
+        if not exact and (first in _TITLE_KEYS or first == "the"):  # "Dr. Kwame Mensah"
+            exact = self._lookup.get(rest, [])  # said "Kwame Mensah"; "the Hollow Pines"
         if exact:
             return max((self.entities[i] for i in exact), key=lambda e: len(e.facts))
-        whose, _, role = wanted.rpartition("'s ")
-        if whose and role:  # "anna's husband"
-            owner = self.find(whose)
-            names = {_key(n) for n in owner.names()} if owner is not None else {whose}
-            held = [i for i, pairs in self._roles_of.items()
-                    if any(r == role_word(role) and of is not None and _key(of) in names
-                           for r, of in pairs)]  # fmt: skip
-            if len(held) == 1:
-                return self.entities[held[0]]
-        role = role_word(wanted.removeprefix("my ").removeprefix("our ").removeprefix("the "))
-        with_role = [e for e in self.entities if role in e.roles]
-        if len(with_role) == 1:
-            return with_role[0]
+        held = self._holding(wanted)
+        if held is not None or "'s " in wanted:
+            return held
         part = self._parts.get(wanted, set())
         if len(part) == 1:
             return self.entities[next(iter(part))]
-        # a spelling of one of its names: the closest, if no other is as close
+        # a spelling of one of its names: the closest, if no other is as close; a
+        # misspelt name keeps its first letter ("Basia" is no spelling of "Kasia"), and
+        # a given name is another person's, not a misspelling ("Jonas", "Jonah")
         scores = sorted(
             (
                 (SequenceMatcher(None, wanted, key).ratio(), i)
                 for key, found in self._lookup.items()
+                if key[:1] == wanted[:1] and not _other_given(wanted, key)
                 for i in found
             ),
             reverse=True,
@@ -480,6 +537,35 @@ class Graph:
         if scores and scores[0][0] >= 0.8 and (len(scores) == 1 or scores[1][0] < scores[0][0]
                                                or scores[1][1] == scores[0][1]):  # fmt: skip
             return self.entities[scores[0][1]]
+        return None
+
+    def _holding(self, wanted: str) -> Entity | None:
+        """The one entity with the role ``wanted`` names: "anna's husband" (or the one
+        Anna is the husband of: "paco's wife"), "my uncle", "the estate agent"; "my" and
+        "our" ask for the owner's, not another speaker's."""
+        whose, _, role = wanted.rpartition("'s ")
+        if whose and role:
+            owner = self.find(whose)
+            names = {_key(n) for n in owner.names()} if owner is not None else {whose}
+            roles = {_key(role_word(role)), _key(role_word(role.split()[-1]))}
+            held = {i for i, pairs in self._roles_of.items()
+                    if any(_key(r) in roles and of is not None and _key(of) in names
+                           for r, of in pairs)}  # fmt: skip
+            if not held and owner is not None:  # "paco's wife": whom Paco is husband of
+                other = {_key(_RECIPROCAL.get(r, "")) for r in roles}
+                theirs = self._roles_of[self.entities.index(owner)]
+                found = [self.find(of) for r, of in theirs if _key(r) in other and of is not None]
+                held = {self.entities.index(e) for e in found if e is not None}
+            return self.entities[held.pop()] if len(held) == 1 else None
+        mine = wanted.startswith(("my ", "our "))
+        role = wanted.removeprefix("my ").removeprefix("our ").removeprefix("the ")
+        for word in dict.fromkeys(_key(role_word(w)) for w in (role, role.split()[-1])):
+            holders = [(i, of) for i, pairs in self._roles_of.items() for r, of in pairs
+                       if _key(r) == word]  # fmt: skip
+            own = {i for i, of in holders if of is None or of == self._owner}
+            pick = own if own or mine else {i for i, _ in holders}
+            if len(pick) == 1:
+                return self.entities[pick.pop()]
         return None
 
     def named_in(self, text: str) -> list[Entity]:
@@ -545,8 +631,15 @@ _INVERSE: Final = {
     "played for": "had player", "manages": "managed by", "managed": "managed by",
     "runs": "run by", "owns": "owned by", "founded": "founded by", "attends": "attended by",
     "attended": "attended by", "member of": "has member", "visited": "visited by",
+    "located in": "location of", "works in": "workplace of", "teaches at": "has teacher",
+    "studies at": "has student", "leads": "led by", "led": "led by",
+    "competed for": "had competitor",
 }  # fmt: skip
 _SYMMETRIC: Final = frozenset({"married", "engaged to", "dating", "friends with"})
+_RECIPROCAL: Final = {  # "Paco's wife" is whom Paco is the husband of
+    "wife": "husband", "husband": "wife", "partner": "partner", "fiancé": "fiancé",
+    "girlfriend": "boyfriend", "boyfriend": "girlfriend",
+}  # fmt: skip
 
 
 def _inverse(relation: str) -> str:

@@ -6,7 +6,14 @@ Falcons", "my niece lives in Gdańsk").
 Names are capitalised words. A capitalised word that opens a sentence is a name only
 when the name table knows it, or when it is also found inside a sentence (the graph
 decides: such a mention is ``weak``). Kinds come from the words around a name ("works
-at", "lives in", "my dog"), else from the name table (a given name is a person).
+at", "lives in", "my dog"), else from the name tables (a given name is a person).
+
+A relation is said of the nearest one named before its verb, of the speaker for "I" or
+a sentence opened by a verb ("Started volunteering at ..."), and for "he", "she", "his"
+or "her" of the sentence's subject, else of the last person named in a sentence before
+(never of a name given only to the other sex). Roles are kinship and social words and
+what people do ("bassist", "consultant"), said before a name, after it ("Lucy, my
+flatmate,") or as another's ("Dr. Mensah's secretary, a woman called Fiona").
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Final
 
+from hindsight.entities.given import is_given, may_be
 from hindsight.text.names import is_given_name
 
 __all__ = ["Link", "Mention", "read", "role_word"]
@@ -30,7 +38,9 @@ _WORD: Final = (
     rf"(?:[{_UPPER}](?:['\u2019][{_UPPER}])?[^\W\d_]+(?:-[{_UPPER}][^\W\d_]+)?|[{_UPPER}]\.)"
 )
 _PARTICLE: Final = r"(?:de|da|del|della|van|von|der|den|la|le|di|du|dos|das|al|el|bin|ibn)"
-_NAME: Final = rf"{_WORD}(?:[ \t]+(?:{_PARTICLE}[ \t]+)?{_WORD}){{0,3}}"  # Rio de Janeiro
+_NAME: Final = (  # "Rio de Janeiro", "Pruitt & Sons"
+    rf"{_WORD}(?:[ \t]+(?:(?:{_PARTICLE}|&)[ \t]+)?{_WORD}){{0,3}}"
+)
 _ACRONYM: Final = r"[A-Z]{2,6}\b"
 
 KIN: Final = _words(
@@ -50,6 +60,8 @@ SOCIAL: Final = _words(
     lawyer accountant pastor priest nurse physio physiotherapist counsellor counselor
     surgeon optician hairdresser barber cleaner builder plumber electrician mechanic
     teammate bandmate bridesmaid client student pupil captain director editor agent
+    secretary treasurer chair chairman chairwoman vicar carer midwife paralegal architect
+    mate lad lass head rep receptionist
     """
 )
 PETS: Final = _words(
@@ -59,12 +71,33 @@ PETS: Final = _words(
     """
 )
 RELATIVES: Final = KIN | SOCIAL | PETS  # roles one has to someone: "my uncle", "Anna's dog"
-_ROLES: Final = "|".join(sorted(RELATIVES, key=len, reverse=True))
+# What someone is by what they do ("bassist", "consultant", "porter"): a role too, but
+# for words of those endings that name no one.
+_NOT_AGENTS: Final = _words(
+    """
+    other older younger elder former latter better bigger smaller lower upper inner outer
+    never ever under after over together either neither whether rather super proper
+    clever number computer paper letter water corner dinner summer winter order border
+    power tower river center centre chapter cancer soccer burger flower weather trailer
+    sticker poster folder monitor mirror floor door error color colour favour favor
+    humour humor honour honor labour labor sector factor motor tractor elevator
+    calculator moment present comment event content element payment apartment
+    department government environment restaurant plant giant talent percent forever
+    however whatever whenever wherever whoever later matter sooner another
+    """
+)
+_ROLES: Final = (
+    "(?:" + "|".join(sorted(RELATIVES, key=len, reverse=True)) + "|"
+    r"(?!(?:" + "|".join(sorted(_NOT_AGENTS, key=len, reverse=True)) + r")\b)"
+    r"(?:[a-z]+-)?[a-z]{3,}(?:er|or|ist|ant|ent|ian))"
+)
+# What follows a name's "'s" that is "is" or "has" ("Dee's a paramedic"), not a possessive
+_IS: Final = r"(?:a|an|the|been|got|just|not|never|also|always|still|only|so|very|really)\b"
 _ADJECTIVES: Final = (
     r"(?:(?:older|younger|little|big|late|best|new|old|eldest|oldest|youngest|baby|twin|"
     r"dear|favourite|favorite|future|former|ex)[ -])?"
 )
-_TITLES: Final[dict[str, str | None]] = {
+TITLES: Final[dict[str, str | None]] = {
     "uncle": "uncle",
     "aunt": "aunt",
     "auntie": "aunt",
@@ -78,12 +111,31 @@ _TITLES: Final[dict[str, str | None]] = {
     "doctor": "doctor",
     "professor": "professor",
     "prof": "professor",
-    "mr": None,
-    "mrs": None,
-    "ms": None,
-    "miss": None,
+    "rev": "reverend",
+    "reverend": "reverend",
+    "sgt": "sergeant",
+    "sergeant": "sergeant",
+    "capt": "captain",
+    "nurse": "nurse",
+    "mr": "mr",  # not a role: what tells Mr. Pemberton from Mrs. Pemberton
+    "mrs": "ms",
+    "ms": "ms",
+    "miss": "ms",
+    "sir": None,
+    "dame": None,
+    "señor": None,
+    "señora": None,
+    "profesor": "professor",
+    "profesora": "professor",
+    "madame": None,
+    "monsieur": None,
+    "herr": None,
+    "frau": None,
 }
-_TITLE_WORDS: Final = "|".join(t.capitalize() for t in sorted(_TITLES, key=len, reverse=True))
+PROFESSIONS: Final = frozenset(  # titles of a job
+    {"coach", "doctor", "professor", "reverend", "sergeant", "captain", "nurse"}
+)
+_TITLE_WORDS: Final = "|".join(t.capitalize() for t in sorted(TITLES, key=len, reverse=True))
 _SAME: Final = {"mum": "mother", "mom": "mother", "dad": "father", "grandma": "grandmother",
                 "grandpa": "grandfather", "neighbour": "neighbor", "co-worker": "coworker",
                 "fiance": "fiancé", "fiancee": "fiancé", "fiancée": "fiancé", "bunny": "rabbit",
@@ -105,9 +157,11 @@ _NOT_NAMES: Final = _words(
     feb mar apr jun jul aug sep sept oct nov dec yeah yea yep yup nope woohoo woo yay
     hooray congrats congratulations bye goodbye aww aw awesome cool amazing ooh ah
     hahaha cheers glad love welcome morning evening night dear hmm um true totally
-    definitely absolutely exactly right wait happy merry
+    definitely absolutely exactly right wait happy merry easter christmas halloween
+    met had took got went saw called booked found hired played visited started joined
+    told asked heard made bought spent rang texted
     """
-) | frozenset(_TITLES)  # a title alone ("Prof.") names no one
+) | frozenset(TITLES)  # a title alone ("Prof.") names no one
 # Kinship words people write as names ("Mum", "Grandpa").
 _KIN_NAMES: Final = {
     "mum": "mother", "mom": "mother", "mama": "mother", "mummy": "mother",
@@ -149,18 +203,29 @@ _ORG_VERBS: Final = (
     r"employed (?:at|by)|interns? at|interning at|volunteers? at|volunteering at|joined|"
     r"coaches|coached|coaching|plays? for|played for|playing for|studies at|studied at|"
     r"studying at|teaches at|taught at|goes to school at|attends|attended|manages|managed|"
-    r"runs|owns|founded|signed with)"
+    r"runs|run|owns|founded|set up|started at|signed with|leads|leading|led|got into|"
+    r"ran for|runs for|raced for|swam for|rode for|competed for|competes for)"
+)
+# "works behind the bar at", "teaches PE at", "a PhD at": the same, a few words apart
+_ORG_AFTER: Final = (
+    r"(?P<verb>(?:works?|worked|working|teach(?:es|ing)?|taught|volunteers?|volunteering)"
+    r"(?:[ \t]+[A-Za-z]+){1,3}?[ \t]+(?:at|for)|(?:job|post|position|role|placement|"
+    r"internship|PhD|phd|degree|course|place|team|office|department|branch)[ \t]+"
+    r"(?:at|with))"
 )
 _PLACE_VERBS: Final = (
     r"(?P<verb>lives? in|lived in|living in|moved to|moving to|moves to|born in|grew up in|"
     r"raised in|based in|stays? in|stayed in|staying in|visited|visiting|trip to|"
     r"travell?ed to|travell?ing to|flew to|flying to|drove to|vacation in|holiday in|"
-    r"went to|going to|headed to|heading to|from)"
+    r"went to|going to|headed to|heading to|stationed in|posted to|off to|from|"
+    r"lives?(?:[ \t]+[a-z0-9]+){1,5}?[ \t]+(?:in|on|at))"
 )
-_WHO: Final = ("person", "other")  # what "she" may be
+# "is a nurse at", "was headmaster at"
 _JOB: Final = (
     r"(?P<verb>(?:is|as|was|am|became|'s)[ \t]+(?:a|an|the)[ \t]+(?:[a-z-]+[ \t]+){0,2}"
-    r"(?:at|for|with))"
+    r"(?:at|for|with)|(?:is|was|'s)[ \t]+"
+    r"(?!(?:still|now|currently|also|back|already|always|just|only)\b)(?![a-z-]+(?:ing|ed)\b)"
+    r"[a-z-]+[ \t]+at)"
 )
 _PERSON_VERBS: Final = (
     r"(?P<verb>married|is married to|got married to|is engaged to|got engaged to|is dating|"
@@ -180,21 +245,40 @@ _RELATION_OF: Final = {
     "played for": "played for", "playing for": "plays for", "manages": "manages",
     "managed": "managed", "runs": "runs", "owns": "owns", "founded": "founded",
     "attends": "attends", "attended": "attended", "signed with": "plays for",
+    "leads": "leads", "leading": "leads", "led": "led", "stationed in": "lives in",
+    "posted to": "lives in", "off to": "visited", "run": "runs", "set up": "founded",
+    "started at": "works at", "got into": "studies at", "ran for": "competed for",
+    "runs for": "competed for", "raced for": "competed for", "swam for": "competed for",
+    "rode for": "competed for", "competes for": "competed for",
 }  # fmt: skip
 # Where a sentence ends: not after an initial or a title ("B. Nowak", "Dr. Chen").
 _END: Final = re.compile(
     r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\bProf)(?<!\bJr)"
     r"(?<!\bSr)(?<!\bMt)[.!?]+(?=\s|$)|\n"
 )
-_BEFORE: Final = re.compile(
-    rf"(?P<name>{_NAME})[ \t]+(?:(?:has|had|just|recently|also|still|now|finally|then|"
-    rf"who|which|that|is|was)[ \t]+)*$"
+# Nouns for a person a name may be given with ("a junior called Ravi Menon").
+_PERSON_NOUNS: Final = (
+    r"(?:guy|man|woman|lady|girl|boy|bloke|chap|kid|lad|lass|junior|person|fellow|"
+    r"teenager|student|nurse|doctor|carer|friend|neighbou?r)"
 )
-_PRONOUN: Final = re.compile(
-    r"\b(?:[Hh]e|[Ss]he)[ \t]+(?:(?:has|had|just|recently|also|still|now|finally|then|is|was)"
-    r"[ \t]+)*$"
+# Where one named with a role works ("our solicitor is Mrs. Okwuosa at Fenwick Law").
+_AT: Final = re.compile(rf"[ \t]+at[ \t]+(?:the[ \t]+)?(?P<org>{_NAME})")
+# A noun a "from" may belong to ("a couple from Quebec").
+_NOUN_BEFORE: Final = re.compile(
+    r"\b(?:a|an|the|some|many|few|several|dozen|two|three|four|five|six|seven|eight|nine|"
+    r"ten|twenty|thirty|forty|fifty|hundred|\d+)[ \t]+(?:[a-z]+[ \t]+){0,2}$"
 )
-_I: Final = re.compile(r"\b(?:I|I'm|I've|I'd|we|We)\b")
+# A sentence opened by a verb, as a diary's are: what the speaker did.
+_DIARY: Final = re.compile(r"[A-Z][a-z]+(?:ed|ing)\b")
+# Who a verb may be said of, besides the names before it.
+_SUBJECT: Final = re.compile(r"\b(?:(?P<i>I|[Ww]e)|(?P<he>[Hh]e|[Ss]he))\b")
+# What may stand between a verb and its object ("a firm called Atelier Norte", "Eli's
+# school, Hillside Primary").
+_OBJECT: Final = (
+    r"(?:(?:the|a|an)[ \t]+(?:[a-z]+[ \t]+){0,2}(?:called|named)[ \t]+|"
+    r"(?P<in>(?:the|a|an)[ \t]+(?:[a-z\u00e0-\u00ff]+[ \t]+){1,2}in[ \t]+)|"
+    rf"(?:{_NAME}['\u2019]s|my|his|her|our|their)[ \t]+[a-z]+,[ \t]+|the[ \t]+)?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,12 +313,12 @@ class Link:
 
 
 def _kind_of(name: str) -> str:
-    if _SUFFIX_ORG.search(name):
+    if _SUFFIX_ORG.search(name) or " & " in name:  # "Pruitt & Sons"
         return "organization"
     if _SUFFIX_PLACE.search(name):
         return "place"
     first = name.split()[0].rstrip(".")
-    return "person" if is_given_name(first) else "other"
+    return "person" if is_given_name(first) or is_given(first) else "other"
 
 
 def _trimmed(name: str) -> str:
@@ -256,6 +340,7 @@ class _Reader:
         self.mentions: list[Mention] = []
         self.links: list[Link] = []
         self._spans: dict[tuple[int, int], int] = {}
+        self.sentences: list[tuple[int, int]] = []  # read so far
 
     def add(
         self,
@@ -289,29 +374,52 @@ class _Reader:
         self._spans[span] = len(self.mentions) - 1
         return len(self.mentions) - 1
 
+    def referent(self, at: int, sentence: tuple[int, int], pronoun: str) -> int | None:
+        """Whom "he", "she", "his" or "her" at ``at`` stands for: the first person named
+        before it in its sentence (the subject, which a pronoun most often means; one
+        named as another's, as in "Elizabeth's boyfriend, Callum, ... he", only if no
+        other is), else the last person named in the nearest sentence before that names
+        one;
+        a name of no known kind only if no person is named; never a name given only to
+        the other sex ("Fiona" is no "he")."""
+        m = self.mentions
+        spans = [(sentence[0], at), *((lo, hi) for lo, hi in reversed(self.sentences))]
+        for kinds in (("person",), ("other",)):
+            for lo, hi in spans:
+                named = [
+                    i
+                    for i, mention in enumerate(m)
+                    if mention.name and not mention.addressed and not mention.weak
+                    and mention.kind in kinds and lo <= mention.start < hi
+                    and may_be(pronoun, mention.name)
+                ]  # fmt: skip
+                if named and lo == sentence[0]:
+                    return min(named, key=lambda i: (self._possessor(i), m[i].start))
+                if named:
+                    return max(named, key=lambda i: m[i].start)
+        return None
+
+    def _possessor(self, index: int) -> bool:
+        m = self.mentions[index]
+        return self.text.startswith(("'s", "\u2019s"), m.start + len(m.name))
+
     def subject_before(self, at: int, sentence: tuple[int, int]) -> int | None:
-        """Who a verb at ``at`` is said of: the last person (or role) named before it in
-        its sentence, the speaker (-1) when "I" comes after that, else None."""
-        before = _BEFORE.search(self.text, sentence[0], at)
-        if before is not None and _trimmed(before["name"]):
-            return self.add(before["name"], before.start("name"), _kind_of(before["name"]))
-        if _PRONOUN.search(self.text, sentence[0], at):  # "she lives in Kraków": the last
-            people = [i for i, m in enumerate(self.mentions) if m.kind in _WHO and m.name]
-            earlier = [i for i in people if self.mentions[i].start < at]
-            return max(earlier, key=lambda i: self.mentions[i].start) if earlier else None
-        best = None
+        """Who a verb at ``at`` is said of: the nearest before it in its sentence of the
+        people (or roles) named, the speaker's "I", and "he" or "she"; the speaker in a
+        sentence that opens with no name ("Started volunteering at ..."); -1 for the
+        speaker, None for no one."""
+        best, best_at = None, -1
         for index, m in enumerate(self.mentions):
-            if (
-                sentence[0] <= m.start < at
-                and m.kind in ("person", "pet", "other")
-                and (best is None or m.start > self.mentions[best].start)
-            ):
-                best = index
-        pronoun = None
-        for match in _I.finditer(self.text, sentence[0], at):
-            pronoun = match.start()
-        if pronoun is not None and (best is None or pronoun > self.mentions[best].start):
-            return -1
+            if not sentence[0] <= m.start < at or m.addressed or _DIARY.fullmatch(m.name):
+                continue
+            if best_at < m.start and m.kind in ("person", "pet", "other"):
+                best, best_at = index, m.start
+        for match in _SUBJECT.finditer(self.text, sentence[0], at):
+            if match.start() > best_at:
+                best_at = match.start()
+                best = -1 if match["i"] else self.referent(match.start(), sentence, match["he"])
+        if best is None and _DIARY.match(self.text[sentence[0] : at].lstrip()):
+            return -1  # "Started volunteering at ...", "Mentoring the new intern"
         return best
 
 
@@ -337,43 +445,93 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
     text, bounds = r.text, (start, end)
     span = text[start:end]
 
-    # "my uncle Bartholomew", "Anna's husband Tom", "my niece", "my dog Rex"
+    # "my uncle Bartholomew", "Anna's husband Tom", "my niece", "my dog Rex", "my
+    # flatmate's cat Mochi", "his daughter Carol", "Dr. Mensah's secretary, a lovely woman
+    # called Fiona", "Kasia's best friend at school is Hania"
+    pending: list[tuple[int | None, str, str, int, str]] = []  # of "his", "her": read last
     for m in re.finditer(
-        rf"\b(?:(?P<my>[Mm]y|[Oo]ur)|(?P<owner>{_NAME})['\u2019]s)\s+{_ADJECTIVES}"
-        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b(?!['\u2019]s)"
-        rf"(?:,?[ \t]+(?:is[ \t]+|was[ \t]+|named[ \t]+|called[ \t]+)?(?P<name>{_NAME}))?",
+        rf"\b(?:(?P<my>[Mm]y|[Oo]ur|[Tt]he)|(?P<pron>[Hh]is|[Hh]er)|(?P<mine>(?:[Mm]y|[Oo]ur)[ \t]+"
+        rf"{_ADJECTIVES}(?P<role0>{_ROLES}))['\u2019]s|(?P<owner>{_NAME})['\u2019]s)\s+"
+        rf"(?!{_IS})"  # "Dai's a shearer" is no one's shearer
+        rf"{_ADJECTIVES}(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b(?!['\u2019]s)"
+        rf"(?:(?:[ \t]+(?:at|from|in)[ \t]+[a-z]+)?,?[ \t]+(?:is[ \t]+|was[ \t]+|named[ \t]+|"
+        rf"called[ \t]+|(?:a|an)[ \t]+(?:[a-z]+[ \t]+){{0,3}}(?:called|named)[ \t]+)?"
+        rf"(?P<title>(?:{_TITLE_WORDS})\.?[ \t]+)?(?P<name>{_NAME})\b"
+        rf"(?!['\u2019]s[ \t]+(?!{_IS})[a-z]))?",  # not "is Tom's cousin": Tom's is Fraser
         span,
     ):
         role = role_word(m["role"])
-        of = None if m["my"] else _trimmed(m["owner"])
-        if m["owner"] and of:
-            r.add(of, start + m.start("owner"), _kind_of(of))
         kind = "pet" if m["role"].lower() in PETS else "person"
-        if m["name"]:
-            index = r.add(m["name"], start + m.start("name"), kind, role=role, of=of)
+        owner_index = None
+        if m["mine"]:  # "my flatmate's cat": the cat of whoever "my flatmate" is
+            mine = role_word(m["role0"])
+            r.mentions.append(Mention(f"my {mine}", "", "person", start + m.start(), role=mine))
+            owner_index, of = len(r.mentions) - 1, f"my {mine}"
+        elif m["owner"]:
+            of = _trimmed(m["owner"])
+            owner_index = r.add(of, start + m.start("owner"), _kind_of(of)) if of else None
         else:
-            surface = m.group(0).split("'")[0] if not m["my"] else f"{m['my'].lower()} {role}"
+            of = None
+        if m["pron"]:
+            index = r.add(m["name"], start + m.start("name"), kind) if m["name"] else None
+            pending.append((index, role, kind, start + m.start(), m["pron"]))
+            continue
+        if m["name"]:
+            surface = f"{m['title'] or ''}{_trimmed(m['name'])}"  # "Mrs. Kowalczyk"
+            index = r.add(m["name"], start + m.start("name"), kind, role=role, of=of,
+                          surface=surface)  # fmt: skip
+        else:
+            if m["my"] and m["my"].lower() == "the":
+                continue  # "the vet" alone names no one
+            surface = f"{m['my'].lower()} {role}" if m["my"] else f"{of}'s {m['role']}"
             r.mentions.append(Mention(surface, "", kind, start + m.start("role"), role=role, of=of))
             index = len(r.mentions) - 1
-        if index is not None and of:
-            owner_index = r.add(of, start + m.start("owner"), _kind_of(of))
-            if owner_index is not None:
-                r.links.append(Link(index, f"{role} of", owner_index))
+        if index is not None and owner_index is not None and index != owner_index:
+            r.links.append(Link(index, f"{role} of", owner_index))
+        if index is not None and kind == "person":  # "our solicitor, Mrs. O at Fenwick Law"
+            works = _AT.match(text, start + m.end(), end)
+            if works is not None:
+                org = r.add(works["org"], works.start("org"), "organization")
+                if org is not None and org != index:
+                    r.links.append(Link(index, "works at", org))
 
-    # "Zofia is my cousin"
+    # "Zofia is my cousin", "Zofia is Uncle Bart's daughter", "Lucy, my flatmate,",
+    # "Elena (the vet)"
     for m in re.finditer(
-        rf"(?P<name>{_NAME})[ \t]+(?:is|was|'s)[ \t]+(?:my|our)[ \t]+{_ADJECTIVES}"
-        rf"(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b(?!['\u2019]s)",  # not "my mother's brother"
+        rf"(?P<name>{_NAME})(?:[ \t]+(?:is|was|'s)[ \t]+|,[ \t]+|[ \t]*\([ \t]*)(?:my|our|the|"
+        rf"(?P<owner>{_NAME})['\u2019]s)[ \t]+{_ADJECTIVES}(?:[a-z]+[ \t])?(?P<role>{_ROLES})\b"
+        rf"(?!['\u2019]s)(?![ \t]+[{_UPPER}])",  # not "my mother's brother", "my cousin Kenji"
         span,
     ):
         kind = "pet" if m["role"].lower() in PETS else "person"
-        r.add(m["name"], start + m.start("name"), kind, role=role_word(m["role"]))
+        role, of = role_word(m["role"]), _trimmed(m["owner"] or "") or None
+        index = r.add(m["name"], start + m.start("name"), kind, role=role, of=of)
+        if index is not None and of:
+            owner_index = r.add(of, start + m.start("owner"), _kind_of(of))
+            if owner_index is not None and owner_index != index:
+                r.links.append(Link(index, f"{role} of", owner_index))
 
-    # "Uncle Bart", "Dr. Chen", "Coach Ramirez"
-    for m in re.finditer(rf"\b(?P<title>{_TITLE_WORDS})\.?[ \t]+(?P<name>{_NAME})", span):
-        title = _TITLES[m["title"].lower()]
+    # "a junior called Ravi Menon": a person, whatever the name table knows
+    for m in re.finditer(
+        rf"\b(?:a|an)[ \t]+(?:[a-z]+[ \t]+){{0,2}}{_PERSON_NOUNS}[ \t]+(?:called|named)[ \t]+"
+        rf"(?P<name>{_NAME})",
+        span,
+    ):
+        r.add(m["name"], start + m.start("name"), "person")
+
+    # "Uncle Bart", "Dr. Chen", "Coach Ramirez"; "Dr. Alvarez at Riverside Vets" works there
+    for m in re.finditer(
+        rf"\b(?P<title>{_TITLE_WORDS})\.?[ \t]+(?P<name>{_NAME})"
+        rf"(?:[ \t]+at[ \t]+(?:the[ \t]+)?(?P<at>{_NAME}))?",
+        span,
+    ):
+        title = TITLES[m["title"].lower()]
         surface = f"{m.group(0)[: m.start('name') - m.start()]}{_trimmed(m['name'])}"
-        r.add(m["name"], start + m.start("name"), "person", role=title, surface=surface)
+        index = r.add(m["name"], start + m.start("name"), "person", role=title, surface=surface)
+        if m["at"] and title in PROFESSIONS and index is not None:
+            place = r.add(m["at"], start + m.start("at"), "organization")
+            if place is not None and place != index:
+                r.links.append(Link(index, "works at", place))
 
     # "Bart from accounting", "Maria from work"
     for m in re.finditer(rf"(?P<name>{_NAME})[ \t]+from[ \t]+(?:the[ \t]+)?(?P<q>[a-z]{{3,}})\b",
@@ -382,27 +540,47 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
             surface = f"{_trimmed(m['name'])} from {m['q']}"
             r.add(m["name"], start + m.start("name"), "person", role=m["q"], surface=surface)
 
-    # "works at Acme", "lives in Gdańsk", "married Tom"
-    for verbs, kind in ((_ORG_VERBS, "organization"), (_JOB, "organization"),
-                        (_PLACE_VERBS, "place"), (_PERSON_VERBS, "person")):  # fmt: skip
-        for m in re.finditer(rf"\b{verbs}[ \t]+(?:the[ \t]+)?(?P<name>{_NAME}|{_ACRONYM})", span):
+    # "works at Acme", "lives in Gdańsk", "married Tom": who did it is found once every
+    # name of the sentence is read
+    verbs: list[tuple[int, str, int]] = []
+    for pattern, kind in ((_ORG_VERBS, "organization"), (_ORG_AFTER, "organization"),
+                          (_JOB, "organization"), (_PLACE_VERBS, "place"),
+                          (_PERSON_VERBS, "person")):  # fmt: skip
+        for m in re.finditer(rf"\b{pattern}[ \t]+{_OBJECT}(?P<name>{_NAME}|{_ACRONYM})", span):
             name = _trimmed(m["name"])
-            if not name:
+            if not name or name.lower() in _KIN_NAMES:
                 continue
+            if text.startswith(("'s", "\u2019s"), start + m.end("name")):
+                if not name.startswith(("St ", "St. ", "Saint ")):
+                    continue  # "from Mum's attic": the attic, not Mum
+                name += text[start + m.end("name") : start + m.end("name") + 2]  # St Mary's
             own = kind
             if kind == "place" and is_given_name(name.split()[0]):
                 own = "person"  # "visited Anna", "from Maria"
             elif kind == "organization" and _SUFFIX_PLACE.search(name):
                 own = "place"
-            subject = r.subject_before(start + m.start(), bounds)
+            if m["verb"] == "from" and _NOUN_BEFORE.search(text, start, start + m.start()):
+                continue  # "we met a couple from Quebec": the couple's, not ours
+            if m["in"] and kind == "organization":
+                own = "place"  # "a nurse at the hospital in Scarborough"
             obj = r.add(name, start + m.start("name"), own)
-            relation = _RELATION_OF.get(m["verb"])
-            if kind == "organization" and relation is None:
-                relation = "works at"
-            if kind == "place" and relation is None:
-                relation = "visited" if own == "place" else None
-            if obj is not None and subject is not None and relation and subject != obj:
-                r.links.append(Link(subject, relation, obj))
+            relation = "works in" if m["in"] and kind == "organization" else None
+            relation = relation or _relation(m["verb"], kind, own)
+            if obj is not None and relation:
+                verbs.append((start + m.start(), relation, obj))
+            if obj is not None and own == "organization":
+                _located(r, obj, start + m.end("name"), end)
+
+    # "Kenji Tanaka, senior engineer at Panasonic"
+    for m in re.finditer(
+        rf"(?P<who>{_NAME}),[ \t]+(?:(?:a|an|the)[ \t]+)?(?:[a-z-]+[ \t]+){{0,2}}{_ROLES}"
+        rf"[ \t]+(?:at|for)[ \t]+{_OBJECT}(?P<name>{_NAME})",
+        span,
+    ):
+        who = r.add(m["who"], start + m.start("who"), _kind_of(m["who"]))
+        place = r.add(m["name"], start + m.start("name"), "place" if m["in"] else "organization")
+        if who is not None and place is not None and who != place:
+            r.links.append(Link(who, "works in" if m["in"] else "works at", place))
 
     # "the Atlas project", "project Atlas"
     for m in re.finditer(
@@ -432,7 +610,52 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
         )
         before = text[start:at].split()
         after = text[at + len(name) : end].lstrip()[:1]
-        addressed = bool(before and before[-1].strip(",!.").lower() in _CALLS) or (
-            after in (",", "!", "?") and (opens or text[start:at].rstrip().endswith(","))
+        called = len(before) > 0 and before[-1].strip(",!.").lower() in _CALLS
+        addressed = called or (  # "Anna, ...", "Yes, Anna, ...": not "the intern, Leila,"
+            after in (",", "!", "?") and (opens or (len(before) == 1 and before[0].endswith(",")))
         )
         r.add(name, at, _kind_of(name), weak=weak, addressed=addressed)
+
+    for at, relation, obj in verbs:
+        subject = r.subject_before(at, bounds)
+        if subject is not None and subject != obj:
+            r.links.append(Link(subject, relation, obj))
+    for index, role, kind, at, pronoun in pending:  # "his daughter Carol": whose "his" is
+        whose = r.referent(at, bounds, pronoun)
+        if whose is None or whose == index:
+            continue  # no one to hold the role: not the speaker's either
+        of = r.mentions[whose].name
+        if index is None:
+            r.mentions.append(Mention(f"{of}'s {role}", "", kind, at, role=role, of=of))
+            index = len(r.mentions) - 1
+        else:
+            r.mentions[index] = replace(r.mentions[index], role=role, of=of)
+        r.links.append(Link(index, f"{role} of", whose))
+    r.links = list(dict.fromkeys(r.links))  # one link said by two patterns once
+    r.sentences.append(bounds)
+
+
+def _located(r: _Reader, org: int, at: int, end: int) -> None:
+    """ "the Royal Infirmary in Leeds": an organisation named with where it is."""
+    where = re.match(rf"[ \t]+in[ \t]+(?:the[ \t]+)?(?P<place>{_NAME})", r.text[at:end])
+    if where is not None and not is_given_name(where["place"].split()[0]):
+        place = r.add(where["place"], at + where.start("place"), "place")
+        if place is not None and place != org:
+            r.links.append(Link(org, "located in", place))
+
+
+def _relation(verb: str, kind: str, own: str) -> str | None:
+    """The relation a verb before a name states ("works for" -> "works at")."""
+    relation = _RELATION_OF.get(verb)
+    if relation is not None:
+        return relation
+    first = verb.split()[0].lower()
+    if first.startswith("live"):
+        return "lives in"
+    if first in ("phd", "degree", "course", "place"):
+        return "studies at"
+    if kind == "organization":
+        return "teaches at" if first.startswith(("teach", "taught")) else "works at"
+    if kind == "place" and own == "place":
+        return "visited"
+    return None
