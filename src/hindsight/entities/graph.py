@@ -597,8 +597,10 @@ class Graph:
         return out
 
     def linked(self, query: str, limit: int) -> list[tuple[str, float]]:
-        """Memories of the entities linked with those ``query`` names, one hop away (the
-        niece's husband -> the club he coaches), best first: recall's entity channel.
+        """Memories of the entities linked with those ``query`` names, one hop away along
+        a link the query names (the niece's husband -> the club he coaches: "Which club
+        does the man my niece married coach?" follows "married"), best first: recall's
+        entity channel.
 
         What is said of the named entities themselves the keyword channel finds by their
         names; what this adds is what is said of the ones they are linked with (the
@@ -608,13 +610,15 @@ class Graph:
         named = self.named_in(query)
         if not named:
             return []
+        asked = set(query_terms(query))
         own = {t for e in named for name in e.names() for t in text_terms(name)}
-        wanted = set(query_terms(query)) - own
-        seen = {e.name for e in named}
+        wanted = asked - own
+        seen = {e.name for e in named} | {self._owner}
         scores: dict[str, float] = {}
         for entity in named:
-            for other in self.related_to(entity):
-                if other.name in seen:
+            for link in entity.related:
+                other = self.find(link.name) if text_terms(link.relation) & asked else None
+                if other is None or other.name in seen:
                     continue
                 seen.add(other.name)
                 spread = math.log2(2 + len(other.facts))
