@@ -4,6 +4,7 @@ the words without a model (:mod:`.mentions`), exported as linked Markdown
 (:mod:`.wiki`) and followed by recall's entity channel.
 """
 
-from hindsight.entities.graph import Entity, Fact, Graph, Related, Said
+from hindsight.entities.graph import Graph
+from hindsight.entities.pages import Entity, Fact, Related, Said
 
 __all__ = ["Entity", "Fact", "Graph", "Related", "Said"]

@@ -16,7 +16,8 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Final
 
-from hindsight.entities.graph import Graph, Said
+from hindsight.entities.graph import Graph
+from hindsight.entities.pages import Said
 from hindsight.store.records import Filter
 
 if TYPE_CHECKING:

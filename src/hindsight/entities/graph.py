@@ -16,11 +16,11 @@ import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from difflib import SequenceMatcher
-from typing import Any, Final
+from typing import Final
 
 from hindsight.entities.given import given_to, is_given
 from hindsight.entities.mentions import (
@@ -33,6 +33,7 @@ from hindsight.entities.mentions import (
     read,
     role_word,
 )
+from hindsight.entities.pages import RECIPROCAL, Entity, Fact, Related, Said, inverse
 from hindsight.text.names import family, same_person
 from hindsight.text.terms import query_terms, text_terms
 
@@ -43,45 +44,6 @@ _DOMINANT: Final = 4  # a name that fits several joins one said this many times 
 _PEOPLE: Final = ("person", "other", "pet")
 _GENERIC_SPEAKERS: Final = frozenset({"user", "assistant", "system", "me", "i"})
 _WORDS: Final = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*\.?")
-
-
-@dataclass(frozen=True, slots=True)
-class Said:
-    """What a memory gives the graph: its id, words, speaker and time."""
-
-    memory_id: str
-    content: str
-    speaker: str | None = None
-    at: datetime | None = None
-    read: Mapping[str, Any] | None = None  # what an LLM read in it (metadata "entities")
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    content: str
-    memory_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Related:
-    name: str
-    relation: str
-
-
-@dataclass(frozen=True, slots=True)
-class Entity:
-    """One page: its name (the fullest it is called), every other name it goes by, its
-    kind, what was said of it (oldest first) and what it is linked with."""
-
-    name: str
-    kind: str
-    aliases: tuple[str, ...]
-    facts: tuple[Fact, ...]
-    related: tuple[Related, ...]
-    roles: tuple[str, ...] = ()
-
-    def names(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases)
 
 
 @dataclass(slots=True)
@@ -488,7 +450,7 @@ class Graph:
             if ra == rb or ra not in of_root or rb not in of_root:
                 continue
             related[of_root[ra]][(names[rb], relation)] = None
-            related[of_root[rb]][(names[ra], _inverse(relation))] = None
+            related[of_root[rb]][(names[ra], inverse(relation))] = None
         for index, pairs in related.items():
             e = entities[index]
             entities[index] = Entity(e.name, e.kind, e.aliases, e.facts,
@@ -552,7 +514,7 @@ class Graph:
                     if any(_key(r) in roles and of is not None and _key(of) in names
                            for r, of in pairs)}  # fmt: skip
             if not held and owner is not None:  # "paco's wife": whom Paco is husband of
-                other = {_key(_RECIPROCAL.get(r, "")) for r in roles}
+                other = {_key(RECIPROCAL.get(r, "")) for r in roles}
                 theirs = self._roles_of[self.entities.index(owner)]
                 found = [self.find(of) for r, of in theirs if _key(r) in other and of is not None]
                 held = {self.entities.index(e) for e in found if e is not None}
@@ -626,29 +588,3 @@ class Graph:
                     score = (1 + len(wanted & text_terms(fact.content))) / spread
                     scores[fact.memory_id] = max(score, scores.get(fact.memory_id, 0.0))
         return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
-
-
-_INVERSE: Final = {
-    "lives in": "home of", "lived in": "former home of", "born in": "birthplace of",
-    "grew up in": "where grew up", "from": "home of", "coaches": "coached by",
-    "coached": "coached by", "works at": "employs", "plays for": "has player",
-    "played for": "had player", "manages": "managed by", "managed": "managed by",
-    "runs": "run by", "owns": "owned by", "founded": "founded by", "attends": "attended by",
-    "attended": "attended by", "member of": "has member", "visited": "visited by",
-    "located in": "location of", "works in": "workplace of", "teaches at": "has teacher",
-    "studies at": "has student", "leads": "led by", "led": "led by",
-    "competed for": "had competitor",
-}  # fmt: skip
-_SYMMETRIC: Final = frozenset({"married", "engaged to", "dating", "friends with"})
-_RECIPROCAL: Final = {  # "Paco's wife" is whom Paco is the husband of
-    "wife": "husband", "husband": "wife", "partner": "partner", "fiancé": "fiancé",
-    "girlfriend": "boyfriend", "boyfriend": "girlfriend",
-}  # fmt: skip
-
-
-def _inverse(relation: str) -> str:
-    if relation in _SYMMETRIC:
-        return relation
-    if relation.endswith(" of"):
-        return relation.removesuffix(" of")  # "uncle of" -> the other's "uncle"
-    return _INVERSE.get(relation, f"{relation} (by)")

@@ -23,13 +23,20 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from hindsight.entities.given import is_given, may_be
+from hindsight.entities.words import (
+    CALLS,
+    KIN,
+    KIN_NAMES,
+    NOT_AGENTS,
+    NOT_NAMES,
+    PETS,
+    RELATIVES,
+    SOCIAL,
+    WORD_NAMES,
+)
 from hindsight.text.names import is_given_name
 
-__all__ = ["Link", "Mention", "read", "role_word"]
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+__all__ = ["KIN", "PETS", "RELATIVES", "SOCIAL", "Link", "Mention", "read", "role_word"]
 
 
 # A name: capitalised words (O'Brien, Anne-Marie), an initial ("B. Nowak"), up to four.
@@ -43,52 +50,9 @@ _NAME: Final = (  # "Rio de Janeiro", "Pruitt & Sons"
 )
 _ACRONYM: Final = r"[A-Z]{2,6}\b"
 
-KIN: Final = _words(
-    """
-    uncle aunt niece nephew sister brother mom mum mother dad father son daughter wife
-    husband partner cousin grandma grandmother grandpa grandfather granddaughter
-    grandson stepmom stepmother stepdad stepfather stepson stepdaughter fiancé fiance
-    fiancée fiancee girlfriend boyfriend sister-in-law brother-in-law mother-in-law
-    father-in-law son-in-law daughter-in-law godmother godfather goddaughter godson
-    """
-)
-SOCIAL: Final = _words(
-    """
-    friend boss colleague coworker co-worker neighbor neighbour roommate flatmate coach
-    doctor therapist manager teacher mentor landlord landlady dentist classmate tutor
-    trainer assistant supervisor gp instructor buddy pal housemate nanny babysitter vet
-    lawyer accountant pastor priest nurse physio physiotherapist counsellor counselor
-    surgeon optician hairdresser barber cleaner builder plumber electrician mechanic
-    teammate bandmate bridesmaid client student pupil captain director editor agent
-    secretary treasurer chair chairman chairwoman vicar carer midwife paralegal architect
-    mate lad lass head rep receptionist
-    """
-)
-PETS: Final = _words(
-    """
-    dog cat puppy kitten parrot hamster horse pony rabbit bunny turtle tortoise snake
-    lizard budgie ferret goldfish
-    """
-)
-RELATIVES: Final = KIN | SOCIAL | PETS  # roles one has to someone: "my uncle", "Anna's dog"
-# What someone is by what they do ("bassist", "consultant", "porter"): a role too, but
-# for words of those endings that name no one.
-_NOT_AGENTS: Final = _words(
-    """
-    other older younger elder former latter better bigger smaller lower upper inner outer
-    never ever under after over together either neither whether rather super proper
-    clever number computer paper letter water corner dinner summer winter order border
-    power tower river center centre chapter cancer soccer burger flower weather trailer
-    sticker poster folder monitor mirror floor door error color colour favour favor
-    humour humor honour honor labour labor sector factor motor tractor elevator
-    calculator moment present comment event content element payment apartment
-    department government environment restaurant plant giant talent percent forever
-    however whatever whenever wherever whoever later matter sooner another
-    """
-)
 _ROLES: Final = (
     "(?:" + "|".join(sorted(RELATIVES, key=len, reverse=True)) + "|"
-    r"(?!(?:" + "|".join(sorted(_NOT_AGENTS, key=len, reverse=True)) + r")\b)"
+    r"(?!(?:" + "|".join(sorted(NOT_AGENTS, key=len, reverse=True)) + r")\b)"
     r"(?:[a-z]+-)?[a-z]{3,}(?:er|or|ist|ant|ent|ian))"
 )
 # What follows a name's "'s" that is "is" or "has" ("Dee's a paramedic"), not a possessive
@@ -141,51 +105,7 @@ _SAME: Final = {"mum": "mother", "mom": "mother", "dad": "father", "grandma": "g
                 "fiance": "fiancé", "fiancee": "fiancé", "fiancée": "fiancé", "bunny": "rabbit",
                 "puppy": "dog", "kitten": "cat"}  # fmt: skip
 
-# Capitalised words that are not names of anything a page is kept for.
-_NOT_NAMES: Final = _words(
-    """
-    i i'm i've i'd i'll im the a an my our your his her their its this that these those
-    there here it he she we they you me us them hi hey hello thanks thank yes no ok okay
-    oh well so but and or also just what when where who whom whose why how which today
-    tomorrow yesterday tonight monday tuesday wednesday thursday friday saturday sunday
-    january february march april may june july august september october november
-    december mr mrs ms dr if then after before since because maybe sure great good nice
-    wow haha lol omg please sorry let let's do did does is are was were have has had can
-    could would should will not never always sometimes anyway actually really as at in
-    on for with from to of by about by every some any all each both one two three first
-    last next new old other another such mon tue tues wed thu thur thurs fri sat sun jan
-    feb mar apr jun jul aug sep sept oct nov dec yeah yea yep yup nope woohoo woo yay
-    hooray congrats congratulations bye goodbye aww aw awesome cool amazing ooh ah
-    hahaha cheers glad love welcome morning evening night dear hmm um true totally
-    definitely absolutely exactly right wait happy merry easter christmas halloween
-    met had took got went saw called booked found hired played visited started joined
-    told asked heard made bought spent rang texted
-    """
-) | frozenset(TITLES)  # a title alone ("Prof.") names no one
-# Kinship words people write as names ("Mum", "Grandpa").
-_KIN_NAMES: Final = {
-    "mum": "mother", "mom": "mother", "mama": "mother", "mummy": "mother",
-    "mommy": "mother", "dad": "father", "daddy": "father", "papa": "father",
-    "grandma": "grandmother", "granny": "grandmother", "nana": "grandmother",
-    "nan": "grandmother", "grandpa": "grandfather", "grandad": "grandfather",
-    "granddad": "grandfather",
-}  # fmt: skip
-# Words a name spoken to follows ("Hey Caroline", "Thanks Mel").
-_CALLS: Final = _words(
-    """
-    hey hi hello thanks thank congrats congratulations bye goodbye woohoo yay wow aww aw
-    dear sorry morning night welcome cheers yo oh ok okay yes no love miss
-    """
-)
-# Given names that are words too ("Art is my escape"): opening a sentence, not a name
-# unless it is one elsewhere.
-_WORD_NAMES: Final = _words(
-    """
-    art will bill pat rob bob sue may jack mark grace faith hope joy ray rose dawn frank
-    carol gene don ken max sky summer autumn june april august penny ruby amber holly ivy
-    lily daisy chase hunter guy drew
-    """
-)
+_NOT_NAMES: Final = NOT_NAMES | frozenset(TITLES)  # a title alone ("Prof.") names no one
 
 _SUFFIX_ORG: Final = re.compile(
     r"\b(?:Inc|Ltd|LLC|Corp|Company|University|College|School|Academy|Hospital|Clinic|"
@@ -548,7 +468,7 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
                           (_PERSON_VERBS, "person")):  # fmt: skip
         for m in re.finditer(rf"\b{pattern}[ \t]+{_OBJECT}(?P<name>{_NAME}|{_ACRONYM})", span):
             name = _trimmed(m["name"])
-            if not name or name.lower() in _KIN_NAMES:
+            if not name or name.lower() in KIN_NAMES:
                 continue
             if text.startswith(("'s", "\u2019s"), start + m.end("name")):
                 if not name.startswith(("St ", "St. ", "Saint ")):
@@ -594,8 +514,8 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
         name = _trimmed(m.group(0))
         if not name:
             continue
-        if name.lower() in _KIN_NAMES:  # "Mum said": the speaker's mother, not a name
-            role = role_word(_KIN_NAMES[name.lower()])
+        if name.lower() in KIN_NAMES:  # "Mum said": the speaker's mother, not a name
+            role = role_word(KIN_NAMES[name.lower()])
             r.mentions.append(Mention(f"my {role}", "", "person", start + m.start(), role=role))
             continue
         at = start + m.start() + m.group(0).find(name)
@@ -605,12 +525,10 @@ def _sentence(r: _Reader, start: int, end: int) -> None:
             at += len(words[0]) + 1  # "Woohoo Melanie", "Congrats Caroline": the name
             words = words[1:]
             name = " ".join(words)
-        weak = (
-            opens and len(words) == 1 and (not is_given_name(name) or name.lower() in _WORD_NAMES)
-        )
+        weak = opens and len(words) == 1 and (not is_given_name(name) or name.lower() in WORD_NAMES)
         before = text[start:at].split()
         after = text[at + len(name) : end].lstrip()[:1]
-        called = len(before) > 0 and before[-1].strip(",!.").lower() in _CALLS
+        called = len(before) > 0 and before[-1].strip(",!.").lower() in CALLS
         addressed = called or (  # "Anna, ...", "Yes, Anna, ...": not "the intern, Leila,"
             after in (",", "!", "?") and (opens or (len(before) == 1 and before[0].endswith(",")))
         )

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from hindsight.entities.graph import Entity
+from hindsight.entities.pages import Entity
 
 INDEX: Final = "index.md"
 _MAX_SLUG: Final = 60
